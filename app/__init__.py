@@ -1,0 +1,1 @@
+"""eval-execution: formats eval cases and runs LLM and agent evaluations over HTTP."""

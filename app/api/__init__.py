@@ -1,0 +1,13 @@
+"""HTTP routes: thin adapters from HTTP to one service call and back.
+
+Must not hold business logic; must not import httpx or provider adapters directly.
+"""
+
+from fastapi import APIRouter
+
+from app.api import format as format_routes
+from app.api import health
+
+api_router = APIRouter()
+api_router.include_router(health.router)
+api_router.include_router(format_routes.router)

@@ -1,0 +1,65 @@
+"""ASGI middleware that refuses bodies over the configured size before a route reads them."""
+
+from __future__ import annotations
+
+import json
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.api.problems import PROBLEM_BASE, PROBLEM_MEDIA_TYPE
+from app.errors import PayloadTooLarge
+
+
+class BodySizeLimit:
+    """Answer 413 when ``Content-Length`` or the streamed body exceeds ``max_bytes``."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers", [])).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._refuse(scope, send)
+            return
+        seen = 0
+
+        async def limited_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise PayloadTooLarge(self._detail())
+            return message
+
+        await self.app(scope, limited_receive, send)
+
+    def _detail(self) -> str:
+        return f"the request body is larger than the limit of {self.max_bytes} bytes"
+
+    async def _refuse(self, scope: Scope, send: Send) -> None:
+        body = json.dumps(
+            {
+                "type": PROBLEM_BASE + PayloadTooLarge.slug,
+                "title": PayloadTooLarge.title,
+                "status": 413,
+                "detail": self._detail(),
+                "instance": scope.get("path", ""),
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", PROBLEM_MEDIA_TYPE.encode()),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})

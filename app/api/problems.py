@@ -1,0 +1,152 @@
+"""Render every error once, as an RFC 9457 ``application/problem+json`` document."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.errors import FieldError, InvalidRequest, ServiceError
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+PROBLEM_BASE = "/problems/"
+logger = logging.getLogger("app.problems")
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem document."""
+
+    type: str = Field(examples=["/problems/validation-error"])
+    title: str = Field(examples=["Request is not valid"])
+    status: int = Field(examples=[422])
+    detail: str = Field(examples=["input_messages[0].role: Input should be 'system', ..."])
+    instance: str | None = Field(None, examples=["/format"])
+    errors: list[FieldError] = Field(default_factory=list)
+
+
+def format_location(loc: Sequence[int | str]) -> str:
+    """Turn a pydantic location into a document path: ``input_messages[1].role``."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path
+
+
+def field_errors(exc: ValidationError | RequestValidationError, *, strip: int = 0) -> list[FieldError]:
+    """Field errors of a pydantic failure, each named by its path."""
+    errors = []
+    for error in exc.errors():
+        loc = tuple(error.get("loc", ()))[strip:]
+        errors.append(FieldError(path=format_location(loc), message=str(error.get("msg", ""))))
+    return errors
+
+
+def invalid_request(exc: ValidationError, *, prefix: str = "") -> InvalidRequest:
+    """An ``InvalidRequest`` listing every field error of ``exc``."""
+    errors = field_errors(exc)
+    if prefix:
+        errors = [
+            FieldError(path=f"{prefix}.{e.path}" if e.path else prefix, message=e.message)
+            for e in errors
+        ]
+    detail = "; ".join(f"{e.path}: {e.message}" if e.path else e.message for e in errors[:5])
+    if len(errors) > 5:
+        detail += f"; and {len(errors) - 5} more"
+    return InvalidRequest(detail, errors=errors)
+
+
+def problem_response(
+    request: Request,
+    *,
+    status: int,
+    slug: str,
+    title: str,
+    detail: str,
+    errors: list[FieldError] | None = None,
+    headers: dict[str, str] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> JSONResponse:
+    """A ``problem+json`` response."""
+    body: dict[str, Any] = {
+        "type": PROBLEM_BASE + slug,
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "instance": request.url.path,
+    }
+    if errors:
+        body["errors"] = [e.model_dump(exclude_none=True) for e in errors]
+    body.update(extra or {})
+    return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_MEDIA_TYPE)
+
+
+async def _service_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ServiceError)
+    return problem_response(
+        request,
+        status=exc.status,
+        slug=exc.slug,
+        title=exc.title,
+        detail=exc.detail,
+        errors=exc.errors,
+        headers=exc.headers,
+        extra=exc.extra,
+    )
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = []
+    for error in field_errors(exc):
+        path = error.path.removeprefix("body.").removeprefix("body")
+        errors.append(FieldError(path=path, message=error.message))
+    detail = "; ".join(f"{e.path}: {e.message}" if e.path else e.message for e in errors[:5])
+    return problem_response(
+        request,
+        status=422,
+        slug=InvalidRequest.slug,
+        title=InvalidRequest.title,
+        detail=detail,
+        errors=errors,
+    )
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    slug = {404: "not-found", 405: "method-not-allowed"}.get(exc.status_code, "http-error")
+    return problem_response(
+        request,
+        status=exc.status_code,
+        slug=slug,
+        title=str(exc.detail),
+        detail=f"{request.method} {request.url.path}: {exc.detail}",
+        headers=dict(exc.headers or {}),
+    )
+
+
+async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
+    logger.exception("unhandled error", exc_info=exc)
+    return problem_response(
+        request,
+        status=500,
+        slug="internal-error",
+        title="Internal error",
+        detail="The service failed to handle this request; the error was logged.",
+    )
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    """Register the handlers that render errors as problem documents."""
+    app.add_exception_handler(ServiceError, _service_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected_error)

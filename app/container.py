@@ -1,0 +1,31 @@
+"""The typed bundle of long-lived resources the lifespan builds and routes depend on."""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+
+import httpx
+
+from app.settings import Settings
+
+
+@dataclass
+class Services:
+    """Everything a request may need beyond its own body, built once per app."""
+
+    settings: Settings
+    transport: httpx.AsyncBaseTransport | None = None
+    exit_stack: AsyncExitStack = field(default_factory=AsyncExitStack)
+
+    async def aclose(self) -> None:
+        """Release every resource, last opened first."""
+        await self.exit_stack.aclose()
+
+
+async def build_services(
+    settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None
+) -> Services:
+    """Open the service's resources (called by the lifespan)."""
+    services = Services(settings=settings, transport=transport)
+    return services

@@ -1,0 +1,76 @@
+"""Application factory: wiring only. Importing this module has no side effects.
+
+Run with ``uvicorn app.main:app`` (the attribute is built on first access) or
+``uvicorn --factory app.main:create_app``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import cache
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+
+from app.api import api_router
+from app.api.limits import BodySizeLimit
+from app.api.openapi import install_openapi
+from app.api.problems import install_problem_handlers
+from app.container import build_services
+from app.settings import Settings, load_settings
+
+VERSION = "0.1.0"
+DESCRIPTION = (
+    "Formats eval cases (`input_messages` -> `question`, `guidelines`, `chatPrompt`) and runs "
+    "evaluations of LLMs and agents: a candidate answers, a judge grades. Errors are RFC 9457 "
+    "problem documents."
+)
+
+
+def _operation_id(route: APIRoute) -> str:
+    return route.operation_id or route.name
+
+
+def create_app(
+    settings: Settings | None = None, *, transport: httpx.AsyncBaseTransport | None = None
+) -> FastAPI:
+    """Build the app: settings, lifespan resources, error handlers, routes."""
+    settings = settings or load_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        services = await build_services(settings, transport=transport)
+        app.state.services = services
+        try:
+            yield
+        finally:
+            await services.aclose()
+
+    app = FastAPI(
+        title="eval-execution",
+        version=VERSION,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        generate_unique_id_function=_operation_id,
+    )
+    app.state.settings = settings
+    install_problem_handlers(app)
+    install_openapi(app)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.include_router(api_router)
+    return app
+
+
+@cache
+def _default_app() -> FastAPI:
+    return create_app()
+
+
+def __getattr__(name: str) -> Any:
+    """Build ``app`` lazily so that importing the module reads no environment."""
+    if name == "app":
+        return _default_app()
+    raise AttributeError(name)

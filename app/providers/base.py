@@ -1,0 +1,87 @@
+"""The provider seam: one request type, one response type, one protocol.
+
+Providers know nothing of suites or evaluators. The judge is just another provider.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.formatting.messages import ChatMessage
+
+
+class CallRole(StrEnum):
+    """Whom a call is for; candidate and judge calls are limited separately."""
+
+    CANDIDATE = "candidate"
+    JUDGE = "judge"
+
+
+class ModelOptions(BaseModel):
+    """Per-call model options; ``None`` means the target's (or the API's) default."""
+
+    model_config = ConfigDict(frozen=True)
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+    json_schema: dict[str, Any] | None = Field(
+        None, description="JSON Schema the reply must follow (structured output), if supported."
+    )
+    json_schema_name: str = "verdict"
+
+
+class ProviderRequest(BaseModel):
+    """What a provider is asked: the formatted case plus options.
+
+    API providers send ``chat_prompt`` as native messages; agent providers use ``question``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    question: str
+    guidelines: str = ""
+    chat_prompt: tuple[ChatMessage, ...]
+    options: ModelOptions = ModelOptions()
+    role: CallRole = CallRole.CANDIDATE
+    case_id: str | None = None
+    attempt: int = 0
+    file_paths: tuple[str, ...] = ()
+
+
+class Usage(BaseModel):
+    """Token usage of one call, when the provider reports it."""
+
+    model_config = ConfigDict(frozen=True)
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class ProviderResponse(BaseModel):
+    """What a provider answered. ``raw`` is the reply body with secrets removed."""
+
+    model_config = ConfigDict(frozen=True)
+    text: str
+    usage: Usage = Usage()
+    latency_ms: float = 0.0
+    model: str | None = None
+    finish_reason: str | None = None
+    raw: dict[str, Any] = Field(default_factory=dict)
+    cached: bool = False
+
+
+ProviderKind = Literal["api", "agent"]
+
+
+class Provider(Protocol):
+    """An adapter for one wire format or program; owns its own HTTP client."""
+
+    kind: ProviderKind
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """Make one call (one attempt; retries and limits live in the caller)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the adapter's resources (its HTTP client)."""
+        ...
