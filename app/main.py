@@ -15,7 +15,7 @@ import httpx
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
-from app.api import api_router
+from app.api import BODY_MODELS, api_router
 from app.api.limits import BodySizeLimit
 from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers
@@ -58,7 +58,7 @@ def create_app(
     )
     app.state.settings = settings
     install_problem_handlers(app)
-    install_openapi(app)
+    install_openapi(app, BODY_MODELS)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.include_router(api_router)
     return app

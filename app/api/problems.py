@@ -46,6 +46,9 @@ def field_errors(exc: ValidationError | RequestValidationError, *, strip: int = 
     errors = []
     for error in exc.errors():
         loc = tuple(error.get("loc", ()))[strip:]
+        part_index = (error.get("ctx") or {}).get("part_index")
+        if isinstance(part_index, int):
+            loc = (*loc, part_index)
         errors.append(FieldError(path=format_location(loc), message=str(error.get("msg", ""))))
     return errors
 

@@ -44,23 +44,23 @@ def _parse_part(index: int, part: Any) -> str | ContentPart:
         return part
     if not isinstance(part, dict):
         raise PydanticCustomError(
-            "content_part", "content[{index}]: a part must be a string or an object with 'type'",
-            {"index": index},
+            "content_part",
+            "a content part must be a string or an object with 'type'",
+            {"part_index": index},
         )
     kind = part.get("type")
     value = part.get("value")
     if kind not in ("text", "file"):
         raise PydanticCustomError(
             "content_part",
-            "content[{index}]: unsupported part type {kind!r} (expected 'text' or 'file')",
-            {"index": index, "kind": kind},
+            "unsupported content part type '{kind}' (expected 'text' or 'file')",
+            {"part_index": index, "kind": str(kind)},
         )
     if not isinstance(value, str) or (kind == "file" and not value.strip()):
         raise PydanticCustomError(
             "content_part",
-            "content[{index}]: a {kind} part needs a string 'value'"
-            + (" naming the file" if kind == "file" else ""),
-            {"index": index, "kind": kind},
+            "a {kind} part needs a string 'value'" + (" naming the file" if kind == "file" else ""),
+            {"part_index": index, "kind": kind},
         )
     return TextPart(value=value) if kind == "text" else FilePart(value=value)
 

@@ -1,0 +1,81 @@
+"""Segments: each message's content split into text, file and guideline-reference pieces."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from app.formatting.messages import FilePart, Message, Mode, TextPart
+
+SegmentKind = Literal["text", "file", "guideline"]
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One piece of a message: text, an attached file, or a reference to a guideline file.
+
+    ``value`` is the text (for text) or the path exactly as the case wrote it; ``content``
+    is a file's text with normalised line endings, or ``None`` when it was not supplied.
+    """
+
+    kind: SegmentKind
+    value: str
+    content: str | None = None
+
+
+def normalise_newlines(text: str) -> str:
+    """Turn CRLF and lone CR line endings into LF."""
+    if "\r" not in text:
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def message_segments(
+    message: Message,
+    files: Mapping[str, str],
+    is_guideline: Callable[[str], bool],
+) -> list[Segment]:
+    """Split one message's content into segments, in order; blank text is dropped."""
+    content = message.content
+    if isinstance(content, str):
+        return [Segment("text", normalise_newlines(content))] if content.strip() else []
+    if isinstance(content, dict):
+        return [Segment("text", json.dumps(content, indent=2, ensure_ascii=False))]
+    segments: list[Segment] = []
+    for part in content:
+        if isinstance(part, str | TextPart):
+            text = part if isinstance(part, str) else part.value
+            if text.strip():
+                segments.append(Segment("text", normalise_newlines(text)))
+        elif isinstance(part, FilePart):
+            path = part.value
+            kind: SegmentKind = "guideline" if is_guideline(path) else "file"
+            text = files.get(path)
+            segments.append(
+                Segment(kind, path, None if text is None else normalise_newlines(text))
+            )
+    return segments
+
+
+def render_segment(segment: Segment, mode: Mode) -> str:
+    """A segment as it appears in a prompt; ``""`` when it shows nothing."""
+    if segment.kind == "text":
+        return segment.value.strip()
+    if segment.kind == "guideline":
+        return f"<Attached: {segment.value}>"
+    if mode == "agent":
+        return f'<file: path="{segment.value}">'
+    body = (segment.content or "").strip()
+    return f'<file path="{segment.value}">\n{body}\n</file>' if body else ""
+
+
+def is_visible(segments: list[Segment], mode: Mode) -> bool:
+    """Whether a message shows anything besides guideline references."""
+    for segment in segments:
+        if segment.kind == "text":
+            return True
+        if segment.kind == "file" and (mode == "agent" or (segment.content or "").strip()):
+            return True
+    return False

@@ -1,0 +1,111 @@
+"""``POST /format`` request and response models, with the examples shown in ``/docs``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.formatting.messages import (
+    DEFAULT_GUIDELINE_PATTERNS,
+    ChatMessage,
+    MarkerStyle,
+    Message,
+    Mode,
+)
+
+
+class FormatRequest(BaseModel):
+    """An eval case's input messages and the options to format them with."""
+
+    model_config = ConfigDict(extra="forbid")
+    input_messages: list[Message] = Field(
+        min_length=1, description="The conversation: system, user, assistant and tool turns."
+    )
+    files: dict[str, str] = Field(
+        default_factory=dict, description="Inline file contents, keyed by the path cases use."
+    )
+    guideline_patterns: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_GUIDELINE_PATTERNS),
+        description="Globs naming guideline files (`**` matches zero or more folders).",
+    )
+    mode: Mode = Field("lm", description="`lm` embeds file contents; `agent` references files.")
+    marker_style: MarkerStyle = Field(
+        "at", description="`at` writes `@[Role]:` markers; `bracket` the legacy `[Role]:`."
+    )
+    system_prompt: str | None = Field(
+        None, description="First part of the chatPrompt system message."
+    )
+    allow_missing_files: bool = Field(
+        False, description="Skip referenced files that were not supplied, with a warning."
+    )
+    providers: list[str] | None = Field(
+        None,
+        description="Target names whose exact request bodies to preview (no call is made).",
+    )
+
+
+class ProviderPreviewModel(BaseModel):
+    """The body an adapter would send, and every rewrite it applied to the conversation."""
+
+    body: dict[str, Any]
+    rewrites: list[str]
+
+
+class FormatResponse(BaseModel):
+    """The formatted case."""
+
+    model_config = ConfigDict(populate_by_name=True)
+    question: str
+    guidelines: str
+    guideline_paths: list[str]
+    chat_prompt: list[ChatMessage] = Field(alias="chatPrompt")
+    role_markers: bool
+    warnings: list[str]
+    provider_requests: dict[str, ProviderPreviewModel] | None = None
+
+
+GUIDELINE_TEXT = "# Review rules\n- Prefer small functions.\n- Name things for what they hold.\n"
+
+FORMAT_EXAMPLES: dict[str, Any] = {
+    "single_turn": {
+        "summary": "One user message (flat question, no markers)",
+        "value": {"input_messages": [{"role": "user", "content": "What is 2 + 2?"}]},
+    },
+    "guideline_file": {
+        "summary": "System guideline file + user message",
+        "value": {
+            "input_messages": [
+                {
+                    "role": "system",
+                    "content": [{"type": "file", "value": ".github/review.instructions.md"}],
+                },
+                {"role": "user", "content": "Please review the change in parser.py."},
+            ],
+            "files": {".github/review.instructions.md": GUIDELINE_TEXT},
+        },
+    },
+    "multi_turn_tool": {
+        "summary": "Multi-turn with files and a tool turn",
+        "value": {
+            "input_messages": [
+                {"role": "system", "content": "You are an on-call assistant."},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "value": "The deploy failed. Here is the log:"},
+                        {"type": "file", "value": "logs/deploy.txt"},
+                        {"type": "file", "value": "ops/oncall.instructions.md"},
+                    ],
+                },
+                {"role": "assistant", "content": "Let me check the service status."},
+                {"role": "tool", "content": {"service": "api", "status": "crashloop"}},
+                {"role": "user", "content": "What should I do first?"},
+            ],
+            "files": {
+                "logs/deploy.txt": "12:01 starting api\n12:02 error: missing DATABASE_URL\n",
+                "ops/oncall.instructions.md": "Always name the failing component first.\n",
+            },
+        },
+    },
+}
