@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from app.settings import Settings
+from app.observability.metrics import Metrics
+from app.providers.registry import ProviderRegistry
+from app.settings import Settings, read_environment
 
 
 @dataclass
@@ -17,6 +19,8 @@ class Services:
     settings: Settings
     transport: httpx.AsyncBaseTransport | None = None
     exit_stack: AsyncExitStack = field(default_factory=AsyncExitStack)
+    metrics: Metrics = field(default_factory=Metrics)
+    providers: ProviderRegistry = field(init=False)
 
     async def aclose(self) -> None:
         """Release every resource, last opened first."""
@@ -24,8 +28,13 @@ class Services:
 
 
 async def build_services(
-    settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None
+    settings: Settings,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    metrics: Metrics | None = None,
 ) -> Services:
     """Open the service's resources (called by the lifespan)."""
-    services = Services(settings=settings, transport=transport)
+    services = Services(settings=settings, transport=transport, metrics=metrics or Metrics())
+    services.providers = ProviderRegistry(settings, transport=transport, environ=read_environment())
+    services.exit_stack.push_async_callback(services.providers.aclose)
     return services

@@ -37,7 +37,9 @@ def missing_files_error(messages: Sequence[Message], missing: Sequence[str]) -> 
     )
 
 
-def check_missing(messages: Sequence[Message], formatted: FormattedPrompt, *, allow: bool, mode: str) -> None:
+def check_missing(
+    messages: Sequence[Message], formatted: FormattedPrompt, *, allow: bool, mode: str
+) -> None:
     """Refuse missing files in LM mode unless allowed (agent mode renders references)."""
     if formatted.missing_files and mode == "lm" and not allow:
         raise missing_files_error(messages, formatted.missing_files)
@@ -59,7 +61,7 @@ async def format_case(request: FormatRequest, services: Services) -> FormatRespo
         question=formatted.question,
         guidelines=formatted.guidelines,
         guideline_paths=list(formatted.guideline_paths),
-        chatPrompt=list(formatted.chat_prompt),
+        chat_prompt=list(formatted.chat_prompt),
         role_markers=formatted.role_markers,
         warnings=list(formatted.warnings),
     )

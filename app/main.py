@@ -16,10 +16,12 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
 from app.api import BODY_MODELS, api_router
+from app.api.auth import install_access_control
 from app.api.limits import BodySizeLimit
 from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers
 from app.container import build_services
+from app.observability.middleware import install_observability
 from app.settings import Settings, load_settings
 
 VERSION = "0.1.0"
@@ -42,7 +44,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        services = await build_services(settings, transport=transport)
+        services = await build_services(settings, transport=transport, metrics=metrics)
         app.state.services = services
         try:
             yield
@@ -59,7 +61,9 @@ def create_app(
     app.state.settings = settings
     install_problem_handlers(app)
     install_openapi(app, BODY_MODELS)
+    install_access_control(app, settings)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    metrics = install_observability(app, settings)
     app.include_router(api_router)
     return app
 

@@ -18,6 +18,7 @@ class BodySizeLimit:
         self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, counting its body bytes as the app reads them."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

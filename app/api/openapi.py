@@ -24,7 +24,8 @@ def install_openapi(app: FastAPI, body_models: tuple[type[BaseModel], ...] = ())
             routes=app.routes,
         )
         components = schema.setdefault("components", {}).setdefault("schemas", {})
-        for model in (*body_models, Problem):
+        models: tuple[type[BaseModel], ...] = (*body_models, Problem)
+        for model in models:
             model_schema = model.model_json_schema(
                 ref_template="#/components/schemas/{model}", mode="validation"
             )

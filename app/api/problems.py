@@ -41,7 +41,9 @@ def format_location(loc: Sequence[int | str]) -> str:
     return path
 
 
-def field_errors(exc: ValidationError | RequestValidationError, *, strip: int = 0) -> list[FieldError]:
+def field_errors(
+    exc: ValidationError | RequestValidationError, *, strip: int = 0
+) -> list[FieldError]:
     """Field errors of a pydantic failure, each named by its path."""
     errors = []
     for error in exc.errors():

@@ -30,7 +30,9 @@ def _guidelines(segments: Sequence[Sequence[Segment]]) -> tuple[str, tuple[str, 
         for segment in parts:
             if segment.kind == "guideline" and segment.content is not None:
                 content = segment.content.strip()
-                blocks.setdefault(segment.value, f'<file path="{segment.value}">\n{content}\n</file>')
+                blocks.setdefault(
+                    segment.value, f'<file path="{segment.value}">\n{content}\n</file>'
+                )
     return "\n\n".join(blocks.values()), tuple(blocks)
 
 

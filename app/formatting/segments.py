@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+import orjson
 
 from app.formatting.messages import FilePart, Message, Mode, TextPart
 
@@ -32,6 +34,14 @@ def normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def pretty_json(value: Any) -> str:
+    """``value`` as JSON with a 2-space indent, non-ASCII kept."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # integers beyond 64 bits and other values orjson refuses
+        return json.dumps(value, indent=2, ensure_ascii=False)
+
+
 def message_segments(
     message: Message,
     files: Mapping[str, str],
@@ -42,7 +52,7 @@ def message_segments(
     if isinstance(content, str):
         return [Segment("text", normalise_newlines(content))] if content.strip() else []
     if isinstance(content, dict):
-        return [Segment("text", json.dumps(content, indent=2, ensure_ascii=False))]
+        return [Segment("text", pretty_json(content))]
     segments: list[Segment] = []
     for part in content:
         if isinstance(part, str | TextPart):
@@ -52,10 +62,9 @@ def message_segments(
         elif isinstance(part, FilePart):
             path = part.value
             kind: SegmentKind = "guideline" if is_guideline(path) else "file"
-            text = files.get(path)
-            segments.append(
-                Segment(kind, path, None if text is None else normalise_newlines(text))
-            )
+            loaded = files.get(path)
+            content_text = None if loaded is None else normalise_newlines(loaded)
+            segments.append(Segment(kind, path, content_text))
     return segments
 
 

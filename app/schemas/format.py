@@ -55,7 +55,7 @@ class ProviderPreviewModel(BaseModel):
 class FormatResponse(BaseModel):
     """The formatted case."""
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(validate_by_name=True, validate_by_alias=True)
     question: str
     guidelines: str
     guideline_paths: list[str]

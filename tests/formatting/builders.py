@@ -19,5 +19,7 @@ def text(value: str) -> dict[str, str]:
     return {"type": "text", "value": value}
 
 
-def fmt(messages: list[Message], files: dict[str, str] | None = None, **options: Any) -> FormattedPrompt:
+def fmt(
+    messages: list[Message], files: dict[str, str] | None = None, **options: Any
+) -> FormattedPrompt:
     return format_prompt(messages, files or {}, FormatOptions(**options))

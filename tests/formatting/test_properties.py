@@ -88,7 +88,9 @@ def test_markers_appear_iff_the_decision_rule_says_so(case) -> None:
         visible_count(messages, files, mode) > 1
     )
     assert result.role_markers is expected
-    has_marker_line = bool(re.search(r"^@\[(System|User|Assistant|Tool)\]:$", result.question, re.M))
+    has_marker_line = bool(
+        re.search(r"^@\[(System|User|Assistant|Tool)\]:$", result.question, re.M)
+    )
     assert has_marker_line is (expected and bool(result.question))
 
 
@@ -120,7 +122,12 @@ def test_evaluator_question_section_equals_question_byte_for_byte(case, answer) 
     question = format_prompt(messages, files, FormatOptions(mode=mode)).question
     prompt = render_evaluator_prompt(
         DEFAULT_EVALUATOR_TEMPLATE,
-        {"question": question, "expected_outcome": "E", "reference_answer": "", "candidate_answer": answer},
+        {
+            "question": question,
+            "expected_outcome": "E",
+            "reference_answer": "",
+            "candidate_answer": answer,
+        },
     )
     head = "[[ ## question ## ]]\n"
     start = prompt.index(head) + len(head)

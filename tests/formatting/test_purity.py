@@ -9,9 +9,28 @@ import pytest
 
 CORE = Path(__file__).resolve().parents[2] / "app" / "formatting"
 FORBIDDEN = {
-    "fastapi", "starlette", "httpx", "sqlalchemy", "asyncio", "os", "pathlib", "io",
-    "shutil", "socket", "subprocess", "tempfile", "glob", "urllib", "requests", "time",
-    "random", "datetime", "app.api", "app.providers", "app.runs", "app.suites",
+    "fastapi",
+    "starlette",
+    "httpx",
+    "sqlalchemy",
+    "asyncio",
+    "os",
+    "pathlib",
+    "io",
+    "shutil",
+    "socket",
+    "subprocess",
+    "tempfile",
+    "glob",
+    "urllib",
+    "requests",
+    "time",
+    "random",
+    "datetime",
+    "app.api",
+    "app.providers",
+    "app.runs",
+    "app.suites",
 }
 FORBIDDEN_CALLS = {"open", "input", "print"}
 
@@ -31,5 +50,9 @@ def test_formatting_module_is_pure(module: Path) -> None:
     tree = ast.parse(module.read_text(encoding="utf-8"))
     for name in imported_modules(tree):
         assert not any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN), name
-    calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    calls = {
+        n.func.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    }
     assert not calls & FORBIDDEN_CALLS

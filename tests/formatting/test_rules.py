@@ -47,7 +47,13 @@ def test_missing_file_is_still_referenced_in_agent_mode() -> None:
 
 def test_guideline_referenced_twice_appears_once_in_guidelines() -> None:
     files = {"g.instructions.md": "G"}
-    result = fmt([msg("user", [file("g.instructions.md"), text("A")]), msg("assistant", [file("g.instructions.md"), text("B")])], files)
+    result = fmt(
+        [
+            msg("user", [file("g.instructions.md"), text("A")]),
+            msg("assistant", [file("g.instructions.md"), text("B")]),
+        ],
+        files,
+    )
     assert result.guidelines == '<file path="g.instructions.md">\nG\n</file>'
     assert result.guideline_paths == ("g.instructions.md",)
     assert result.question.count("<Attached: g.instructions.md>") == 2
@@ -75,7 +81,9 @@ def test_default_guideline_pattern(path: str, expected: bool) -> None:
 
 
 def test_paths_are_rendered_exactly_as_written() -> None:
-    result = fmt([msg("user", [file("./a/b.txt"), text("x")]), msg("assistant", "y")], {"./a/b.txt": "B"})
+    result = fmt(
+        [msg("user", [file("./a/b.txt"), text("x")]), msg("assistant", "y")], {"./a/b.txt": "B"}
+    )
     assert '<file path="./a/b.txt">' in result.question
 
 

@@ -6,7 +6,9 @@ from app.formatting import ChatMessage
 from tests.formatting.builders import file, fmt, msg, text
 
 FILES = {"style.instructions.md": "Use 2 spaces.\n", "data.csv": "a,b\n1,2\n"}
-GUIDELINE_BLOCK = '[[ ## Guidelines ## ]]\n\n<file path="style.instructions.md">\nUse 2 spaces.\n</file>'
+GUIDELINE_BLOCK = (
+    '[[ ## Guidelines ## ]]\n\n<file path="style.instructions.md">\nUse 2 spaces.\n</file>'
+)
 
 
 def chat(result) -> list[tuple[str, str]]:
@@ -15,7 +17,10 @@ def chat(result) -> list[tuple[str, str]]:
 
 def test_system_message_orders_system_prompt_then_guidelines_then_system_turns() -> None:
     result = fmt(
-        [msg("system", [text("You review code."), file("style.instructions.md")]), msg("user", "Go")],
+        [
+            msg("system", [text("You review code."), file("style.instructions.md")]),
+            msg("user", "Go"),
+        ],
         FILES,
         system_prompt="  Be careful.  ",
     )
@@ -23,7 +28,13 @@ def test_system_message_orders_system_prompt_then_guidelines_then_system_turns()
 
 
 def test_multiple_system_messages_merge_into_one_at_the_start_wherever_they_stood() -> None:
-    result = fmt([msg("user", "Start task"), msg("system", "Tool failed with error 500"), msg("user", "Retry")])
+    result = fmt(
+        [
+            msg("user", "Start task"),
+            msg("system", "Tool failed with error 500"),
+            msg("user", "Retry"),
+        ]
+    )
     assert chat(result) == [
         ("system", "Tool failed with error 500"),
         ("user", "Start task"),
@@ -48,18 +59,27 @@ def test_non_guideline_files_stay_inline_in_their_turn() -> None:
 
 
 def test_empty_messages_are_skipped() -> None:
-    result = fmt([msg("system", "  "), msg("user", [file("style.instructions.md")]), msg("user", "Hi")], FILES)
+    result = fmt(
+        [msg("system", "  "), msg("user", [file("style.instructions.md")]), msg("user", "Hi")],
+        FILES,
+    )
     assert chat(result) == [("system", GUIDELINE_BLOCK), ("user", "Hi")]
 
 
 def test_no_guideline_patterns_embeds_every_file_inline() -> None:
-    result = fmt([msg("user", [file("style.instructions.md"), text("Go")])], FILES, guideline_patterns=())
+    result = fmt(
+        [msg("user", [file("style.instructions.md"), text("Go")])], FILES, guideline_patterns=()
+    )
     assert result.guidelines == ""
-    assert chat(result) == [("user", '<file path="style.instructions.md">\nUse 2 spaces.\n</file>\nGo')]
+    assert chat(result) == [
+        ("user", '<file path="style.instructions.md">\nUse 2 spaces.\n</file>\nGo')
+    ]
 
 
 def test_assistant_and_tool_turns_keep_their_roles() -> None:
-    result = fmt([msg("user", "Weather?"), msg("assistant", "Calling tool"), msg("tool", {"temp": 21})])
+    result = fmt(
+        [msg("user", "Weather?"), msg("assistant", "Calling tool"), msg("tool", {"temp": 21})]
+    )
     assert chat(result) == [
         ("user", "Weather?"),
         ("assistant", "Calling tool"),
@@ -70,7 +90,9 @@ def test_assistant_and_tool_turns_keep_their_roles() -> None:
 def test_mixed_content_in_one_message_is_joined_with_newlines() -> None:
     result = fmt([msg("user", ["plain part", text("typed part"), file("data.csv")])], FILES)
     assert result.chat_prompt == (
-        ChatMessage(role="user", content='plain part\ntyped part\n<file path="data.csv">\na,b\n1,2\n</file>'),
+        ChatMessage(
+            role="user", content='plain part\ntyped part\n<file path="data.csv">\na,b\n1,2\n</file>'
+        ),
     )
 
 

@@ -19,9 +19,7 @@ def test_single_system_and_user_message_is_marked_per_design_not_flat() -> None:
     """Seed 002 keeps this flat; DESIGN.md follows seed 000 (two visible messages -> markers)."""
     result = fmt([msg("system", "You are a helpful assistant."), msg("user", "What is 2+2?")])
     assert result.role_markers is True
-    assert result.question == (
-        "@[System]:\nYou are a helpful assistant.\n\n@[User]:\nWhat is 2+2?"
-    )
+    assert result.question == ("@[System]:\nYou are a helpful assistant.\n\n@[User]:\nWhat is 2+2?")
 
 
 def test_system_file_attachment_with_user_message_needs_no_role_markers() -> None:
@@ -40,8 +38,10 @@ def test_system_file_attachment_with_user_message_needs_no_role_markers() -> Non
 
 @pytest.mark.parametrize(
     ("style", "markers"),
-    [("bracket", ("[System]:", "[User]:", "[Assistant]:", "[Tool]:")),
-     ("at", ("@[System]:", "@[User]:", "@[Assistant]:", "@[Tool]:"))],
+    [
+        ("bracket", ("[System]:", "[User]:", "[Assistant]:", "[Tool]:")),
+        ("at", ("@[System]:", "@[User]:", "@[Assistant]:", "@[Tool]:")),
+    ],
     ids=["legacy-bracket-style", "default-at-style"],
 )
 def test_multi_turn_conversation_with_non_user_messages(style: str, markers: tuple) -> None:
@@ -94,5 +94,12 @@ def test_role_markers_iff_non_user_message_or_several_with_text(messages, expect
 
 
 def test_preserving_message_order_with_final_message_last() -> None:
-    result = fmt([msg("assistant", "a1"), msg("user", "u1"), msg("assistant", "a2"), msg("user", "u2")])
-    assert [turn.split("\n")[1] for turn in result.question.split("\n\n")] == ["a1", "u1", "a2", "u2"]
+    result = fmt(
+        [msg("assistant", "a1"), msg("user", "u1"), msg("assistant", "a2"), msg("user", "u2")]
+    )
+    assert [turn.split("\n")[1] for turn in result.question.split("\n\n")] == [
+        "a1",
+        "u1",
+        "a2",
+        "u2",
+    ]

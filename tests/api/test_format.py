@@ -1,0 +1,295 @@
+"""``POST /format`` through the ASGI app: success shapes and every error."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.schemas.format import FORMAT_EXAMPLES
+
+PROBLEM = "application/problem+json"
+
+
+async def post(client: httpx.AsyncClient, body: object) -> httpx.Response:
+    return await client.post("/format", json=body)
+
+
+@pytest.mark.parametrize("name", sorted(FORMAT_EXAMPLES))
+async def test_every_docs_example_formats(client: httpx.AsyncClient, name: str) -> None:
+    response = await post(client, FORMAT_EXAMPLES[name]["value"])
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert set(body) == {
+        "question",
+        "guidelines",
+        "guideline_paths",
+        "chatPrompt",
+        "role_markers",
+        "warnings",
+    }
+
+
+async def test_multi_turn_example_has_markers_guidelines_and_native_turns(client) -> None:
+    body = (await post(client, FORMAT_EXAMPLES["multi_turn_tool"]["value"])).json()
+    assert body["role_markers"] is True
+    assert body["guideline_paths"] == ["ops/oncall.instructions.md"]
+    assert [m["role"] for m in body["chatPrompt"]] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "user",
+    ]
+    assert body["chatPrompt"][0]["content"].startswith("You are an on-call assistant.") is False
+    assert "[[ ## Guidelines ## ]]" in body["chatPrompt"][0]["content"]
+    assert "<Attached: ops/oncall.instructions.md>" in body["question"]
+    assert "missing DATABASE_URL" in body["question"]
+
+
+async def test_yaml_body_gives_the_same_answer_as_json(client) -> None:
+    yaml_body = (
+        "input_messages:\n"
+        "  - role: system\n    content: Be brief.\n"
+        "  - role: user\n    content: Hi\n"
+        "marker_style: bracket\n"
+    )
+    response = await client.post(
+        "/format", content=yaml_body, headers={"content-type": "application/yaml"}
+    )
+    as_json = await post(
+        client,
+        {
+            "input_messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "Hi"},
+            ],
+            "marker_style": "bracket",
+        },
+    )
+    assert response.status_code == 200
+    assert response.json() == as_json.json()
+    assert response.json()["question"] == "[System]:\nBe brief.\n\n[User]:\nHi"
+
+
+async def test_system_prompt_leads_the_system_message(client) -> None:
+    body = (
+        await post(
+            client,
+            {"input_messages": [{"role": "user", "content": "Hi"}], "system_prompt": "Be kind."},
+        )
+    ).json()
+    assert body["chatPrompt"] == [
+        {"role": "system", "content": "Be kind."},
+        {"role": "user", "content": "Hi"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        ({"input_messages": [{"role": "developer", "content": "x"}]}, "input_messages[0].role"),
+        ({"input_messages": [{"role": "user", "content": 42}]}, "input_messages[0].content"),
+        (
+            {
+                "input_messages": [
+                    {"role": "user", "content": [{"type": "image", "value": "a.png"}]}
+                ]
+            },
+            "input_messages[0].content[0]",
+        ),
+        (
+            {"input_messages": [{"role": "user", "content": [{"type": "text"}]}]},
+            "input_messages[0].content[0]",
+        ),
+        ({"input_messages": []}, "input_messages"),
+        ({}, "input_messages"),
+        ({"input_messages": [{"role": "user", "content": "x"}], "mode": "chat"}, "mode"),
+        ({"input_messages": [{"role": "user", "content": "x"}], "surprise": 1}, "surprise"),
+    ],
+    ids=[
+        "unknown-role",
+        "content-wrong-type",
+        "unknown-part-type",
+        "text-part-without-value",
+        "empty-messages",
+        "no-messages",
+        "bad-mode",
+        "unknown-field",
+    ],
+)
+async def test_schema_violations_are_422_problems_naming_the_field(client, body, path) -> None:
+    response = await post(client, body)
+    assert response.status_code == 422
+    assert response.headers["content-type"] == PROBLEM
+    problem = response.json()
+    assert {"type", "title", "status", "detail"} <= set(problem)
+    assert path in [error["path"] for error in problem["errors"]]
+
+
+async def test_missing_file_in_lm_mode_is_422_naming_the_file(client) -> None:
+    response = await post(
+        client,
+        {
+            "input_messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "value": "Read"},
+                        {"type": "file", "value": "notes/a.md"},
+                    ],
+                }
+            ]
+        },
+    )
+    assert response.status_code == 422
+    problem = response.json()
+    assert "notes/a.md" in problem["detail"]
+    assert problem["errors"] == [
+        {"path": "input_messages[0].content[1].value", "message": "file not found: notes/a.md"}
+    ]
+
+
+async def test_missing_file_allowed_is_skipped_with_a_warning(client) -> None:
+    response = await post(
+        client,
+        {
+            "input_messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "value": "Read"},
+                        {"type": "file", "value": "a.md"},
+                    ],
+                }
+            ],
+            "allow_missing_files": True,
+        },
+    )
+    assert response.status_code == 200
+    assert response.json()["question"] == "Read"
+    assert response.json()["warnings"] == ["file not found: a.md (left out)"]
+
+
+async def test_missing_file_in_agent_mode_is_a_reference_with_a_warning(client) -> None:
+    response = await post(
+        client,
+        {
+            "input_messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "file", "value": "a.md"},
+                        {"type": "text", "value": "Read"},
+                    ],
+                }
+            ],
+            "mode": "agent",
+        },
+    )
+    assert response.status_code == 200
+    assert response.json()["question"] == '<file: path="a.md">\n\nRead'
+    assert response.json()["warnings"]
+
+
+@pytest.mark.parametrize(
+    ("content", "media_type"),
+    [
+        (b"{not json", "application/json"),
+        (b"input_messages: [\n", "application/yaml"),
+        (b"\xff\xfe", "application/json"),
+    ],
+    ids=["bad-json", "bad-yaml", "not-utf8"],
+)
+async def test_unparsable_body_is_400_problem(client, content, media_type) -> None:
+    response = await client.post("/format", content=content, headers={"content-type": media_type})
+    assert response.status_code == 400
+    assert response.headers["content-type"] == PROBLEM
+
+
+async def test_yaml_syntax_error_reports_its_position(client) -> None:
+    response = await client.post(
+        "/format",
+        content=b"input_messages:\n  - role: user\n    content: [unclosed\n",
+        headers={"content-type": "application/yaml"},
+    )
+    error = response.json()["errors"][0]
+    assert response.status_code == 400
+    assert error["line"] >= 3
+
+
+async def test_other_media_type_is_415(client) -> None:
+    response = await client.post(
+        "/format", content=b"a=1", headers={"content-type": "application/x-www-form-urlencoded"}
+    )
+    assert response.status_code == 415
+    assert response.headers["content-type"] == PROBLEM
+
+
+async def test_body_over_the_limit_is_413(client, settings) -> None:
+    big = json.dumps(
+        {"input_messages": [{"role": "user", "content": "x" * settings.max_body_bytes}]}
+    )
+    response = await client.post(
+        "/format", content=big, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 413
+    assert response.json()["status"] == 413
+
+
+async def test_body_that_is_not_an_object_is_422(client) -> None:
+    response = await post(client, [1, 2])
+    assert response.status_code == 422
+
+
+async def test_yaml_alias_bomb_is_refused_quickly(client) -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    response = await client.post(
+        "/format", content="\n".join(lines), headers={"content-type": "application/yaml"}
+    )
+    assert response.status_code == 400
+    assert "expands" in response.json()["detail"]
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                ["role", "content", "type", "value", "input_messages", "files", "mode"]
+            ),
+            children,
+            max_size=3,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    body=st.dictionaries(
+        st.sampled_from(
+            [
+                "input_messages",
+                "files",
+                "mode",
+                "marker_style",
+                "guideline_patterns",
+                "allow_missing_files",
+            ]
+        ),
+        JSON_VALUES,
+        max_size=4,
+    )
+)
+async def test_no_input_produces_a_500(client, body) -> None:
+    response = await post(client, body)
+    assert response.status_code in (200, 422)
