@@ -7,8 +7,13 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from app.observability.logging import add_log_secrets
 from app.observability.metrics import Metrics
 from app.providers.registry import ProviderRegistry
+from app.runs.lifecycle import open_runs_layer
+from app.runs.service import RunService
+from app.runs.store import RunStore
+from app.runs.supervisor import RunSupervisor
 from app.settings import Settings, read_environment
 
 
@@ -21,6 +26,9 @@ class Services:
     exit_stack: AsyncExitStack = field(default_factory=AsyncExitStack)
     metrics: Metrics = field(default_factory=Metrics)
     providers: ProviderRegistry = field(init=False)
+    store: RunStore = field(init=False)
+    supervisor: RunSupervisor = field(init=False)
+    runs: RunService = field(init=False)
 
     async def aclose(self) -> None:
         """Release every resource, last opened first."""
@@ -37,4 +45,11 @@ async def build_services(
     services = Services(settings=settings, transport=transport, metrics=metrics or Metrics())
     services.providers = ProviderRegistry(settings, transport=transport, environ=read_environment())
     services.exit_stack.push_async_callback(services.providers.aclose)
+    add_log_secrets(
+        secret
+        for name in services.providers.names()
+        for secret in services.providers.get(name).config.secret_values()
+    )
+    runs = await open_runs_layer(settings, services.providers, services.exit_stack)
+    services.store, services.supervisor, services.runs = runs.store, runs.supervisor, runs.service
     return services

@@ -2,61 +2,73 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from app.container import Services
 from app.errors import FieldError, InvalidRequest
 from app.formatting import FormatOptions, FormattedPrompt, Message, format_prompt
 from app.formatting.messages import FilePart
+from app.providers.base import ProviderRequest
 from app.schemas.format import FormatRequest, FormatResponse
+from app.suites.files import FileSource
 
 
-def _file_locations(messages: Sequence[Message]) -> Iterator[tuple[str, str]]:
-    """(document path, file path) of every file part."""
+def file_locations(messages: Sequence[Message]) -> dict[str, str]:
+    """Where each referenced file is first referenced: ``input_messages[i].content[j].value``."""
+    locations: dict[str, str] = {}
     for m_index, message in enumerate(messages):
         if isinstance(message.content, list):
             for p_index, part in enumerate(message.content):
                 if isinstance(part, FilePart):
-                    yield f"input_messages[{m_index}].content[{p_index}].value", part.value
+                    where = f"input_messages[{m_index}].content[{p_index}].value"
+                    locations.setdefault(part.value, where)
+    return locations
 
 
-def missing_files_error(messages: Sequence[Message], missing: Sequence[str]) -> InvalidRequest:
+def missing_files_error(locations: dict[str, str], missing: Sequence[str]) -> InvalidRequest:
     """A 422 naming each referenced file that was not supplied, where it was referenced."""
-    wanted = set(missing)
     errors = [
-        FieldError(path=where, message=f"file not found: {path}")
-        for where, path in _file_locations(messages)
-        if path in wanted
+        FieldError(path=locations[path], message=f"file not found: {path}") for path in missing
     ]
-    names = ", ".join(missing)
     return InvalidRequest(
-        f"referenced files were not supplied: {names} (send them in `files`, or set "
+        f"referenced files were not found: {', '.join(missing)} (send them in `files`, or set "
         "`allow_missing_files: true`)",
         errors=errors,
         title="Referenced file not found",
     )
 
 
-def check_missing(
-    messages: Sequence[Message], formatted: FormattedPrompt, *, allow: bool, mode: str
-) -> None:
-    """Refuse missing files in LM mode unless allowed (agent mode renders references)."""
-    if formatted.missing_files and mode == "lm" and not allow:
-        raise missing_files_error(messages, formatted.missing_files)
+def candidate_request(formatted: FormattedPrompt) -> ProviderRequest:
+    """The provider request a candidate would get for this formatted case."""
+    return ProviderRequest(
+        question=formatted.question,
+        guidelines=formatted.guidelines,
+        chat_prompt=formatted.chat_prompt,
+        file_paths=formatted.file_paths,
+    )
 
 
 async def format_case(request: FormatRequest, services: Services) -> FormatResponse:
-    """Format one case as ``POST /format`` describes."""
+    """Format one case as ``POST /format`` describes.
+
+    Files come from the request's ``files`` first, then the operator's workspace roots; a
+    file not found is a 422 in LM mode (unless allowed), a warned reference in agent mode.
+    """
+    locations = file_locations(request.input_messages)
+    source = FileSource.from_settings(services.settings, request.files)
+    loaded = await source.load(list(locations), locations=locations)
     options = FormatOptions(
         mode=request.mode,
         marker_style=request.marker_style,
         guideline_patterns=tuple(request.guideline_patterns),
         system_prompt=request.system_prompt,
     )
-    formatted = format_prompt(request.input_messages, request.files, options)
-    check_missing(
-        request.input_messages, formatted, allow=request.allow_missing_files, mode=request.mode
-    )
+    formatted = format_prompt(request.input_messages, loaded.files, options)
+    if formatted.missing_files and request.mode == "lm" and not request.allow_missing_files:
+        raise missing_files_error(locations, formatted.missing_files)
+    previews = None
+    if request.providers:
+        previews = services.providers.preview(request.providers, candidate_request(formatted))
     return FormatResponse(
         question=formatted.question,
         guidelines=formatted.guidelines,
@@ -64,4 +76,5 @@ async def format_case(request: FormatRequest, services: Services) -> FormatRespo
         chat_prompt=list(formatted.chat_prompt),
         role_markers=formatted.role_markers,
         warnings=list(formatted.warnings),
+        provider_requests=previews,
     )

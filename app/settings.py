@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Annotated, Any, Literal
 
-from typing import Annotated, Any
-
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 MIB = 1024 * 1024
@@ -38,6 +38,105 @@ class Settings(BaseSettings):
         20 * MIB, ge=1, description="Largest total of referenced files per request, in bytes."
     )
 
+    targets_file: Path | None = Field(
+        None,
+        description="YAML targets file (AgentV format); without it a single mock target 'default'.",
+    )
+    allow_inline_targets: bool = Field(
+        False, description="Accept target configurations sent inline in requests."
+    )
+    inline_target_allow_private: bool = Field(
+        False,
+        description="Let inline targets reach loopback, link-local and private addresses.",
+    )
+    retry_base_seconds: float = Field(
+        1.0, ge=0, description="First backoff step of provider retries, in seconds."
+    )
+    retry_cap_seconds: float = Field(
+        30.0, ge=0, description="Longest backoff between provider retries, in seconds."
+    )
+    retry_max_attempts: int = Field(
+        5, ge=1, description="Most attempts per provider call, the first one included."
+    )
+    provider_attempt_timeout_seconds: float = Field(
+        120.0, gt=0, description="Time limit of one provider attempt, in seconds."
+    )
+    provider_deadline_seconds: float = Field(
+        600.0, gt=0, description="Time limit of one provider call, retries included, in seconds."
+    )
+    default_target_concurrency: int = Field(
+        8, ge=1, description="Concurrent calls per target and role when a target sets none."
+    )
+
+    database_url: str | None = Field(
+        None,
+        description=(
+            "SQLAlchemy URL of the runs database (postgresql+asyncpg://... or "
+            "sqlite+aiosqlite:///...); default: SQLite at <data_dir>/eval.db."
+        ),
+    )
+    max_cases_per_run: int = Field(
+        10_000, ge=1, description="Most cases one durable run may hold (413 above)."
+    )
+    run_concurrency: int = Field(
+        8, ge=1, description="Cases run at once per run when neither request nor target says."
+    )
+    max_active_runs: int = Field(
+        4, ge=1, description="Runs executed at once by this process; others wait queued."
+    )
+    runs_page_size: int = Field(
+        50, ge=1, le=1000, description="Default page size of run and result listings."
+    )
+    evaluate_max_cases: int = Field(
+        200, ge=1, description="Most cases POST /evaluate runs inline (413, pointing to /runs)."
+    )
+    judge_retries: int = Field(
+        2, ge=0, description="Extra judge calls when a reply does not follow the output contract."
+    )
+    case_timeout_seconds: float = Field(
+        3600.0, gt=0, description="Time limit of one case (candidate and judge calls), in seconds."
+    )
+
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", description="Lowest level written to the JSON log on stderr."
+    )
+    api_keys: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list,
+        description=(
+            "API keys callers must send as `Authorization: Bearer <key>` (comma-separated); "
+            "no keys and no keys file: no authentication."
+        ),
+    )
+    api_keys_file: Path | None = Field(
+        None,
+        description="File of accepted API keys as SHA-256 hex digests, one per line (# comments).",
+    )
+    rate_limit_per_minute: int = Field(
+        0,
+        ge=0,
+        description=(
+            "Requests per minute per API key (per client address without keys); 0: no limit."
+        ),
+    )
+    max_runs_in_flight_per_key: int = Field(
+        0, ge=0, description="Runs queued or running per API key at once (429 above); 0: no limit."
+    )
+    cors_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description=(
+            "Origins allowed to call the API from a browser (comma-separated, `*` for any); "
+            "empty: CORS off."
+        ),
+    )
+
+    @field_validator("api_keys", "cors_origins", mode="before")
+    @classmethod
+    def _split_words(cls, value: Any) -> Any:
+        """Accept a comma-separated string as well as a list."""
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
     @field_validator("workspace_roots", mode="before")
     @classmethod
     def _split_paths(cls, value: Any) -> Any:
@@ -45,6 +144,11 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+
+def read_environment() -> dict[str, str]:
+    """A copy of the process environment, for ``${{ VAR }}`` values in the targets file."""
+    return dict(os.environ)
 
 
 def load_settings() -> Settings:

@@ -12,6 +12,9 @@ from fastapi import FastAPI
 
 from app.main import create_app
 from app.settings import Settings
+from tests.fake_llm import fake_llm
+
+__all__ = ["fake_llm"]  # the fake LLM server fixture, shared by every test folder
 
 
 @pytest.fixture

@@ -6,13 +6,28 @@ Must not hold business logic; must not import httpx or provider adapters directl
 from fastapi import APIRouter
 from pydantic import BaseModel
 
+from app.api import evaluate as evaluate_routes
 from app.api import format as format_routes
-from app.api import health
+from app.api import health, ops, runs, targets
+from app.api import validate as validate_routes
+from app.schemas.evaluate import EvaluateRequest
 from app.schemas.format import FormatRequest
+from app.schemas.runs import RunRequest
+from app.schemas.suites import ValidateRequest
 
 api_router = APIRouter()
 api_router.include_router(health.router)
+api_router.include_router(ops.router)
 api_router.include_router(format_routes.router)
+api_router.include_router(targets.router)
+api_router.include_router(validate_routes.router)
+api_router.include_router(evaluate_routes.router)
+api_router.include_router(runs.router)
 
 # Bodies that routes parse themselves (JSON or YAML); their schemas go into the OpenAPI document.
-BODY_MODELS: tuple[type[BaseModel], ...] = (FormatRequest,)
+BODY_MODELS: tuple[type[BaseModel], ...] = (
+    FormatRequest,
+    ValidateRequest,
+    EvaluateRequest,
+    RunRequest,
+)

@@ -13,6 +13,7 @@ from app.formatting.messages import (
     Message,
     Mode,
 )
+from app.providers.preview import ProviderPreview
 
 
 class FormatRequest(BaseModel):
@@ -45,13 +46,6 @@ class FormatRequest(BaseModel):
     )
 
 
-class ProviderPreviewModel(BaseModel):
-    """The body an adapter would send, and every rewrite it applied to the conversation."""
-
-    body: dict[str, Any]
-    rewrites: list[str]
-
-
 class FormatResponse(BaseModel):
     """The formatted case."""
 
@@ -62,7 +56,9 @@ class FormatResponse(BaseModel):
     chat_prompt: list[ChatMessage] = Field(alias="chatPrompt")
     role_markers: bool
     warnings: list[str]
-    provider_requests: dict[str, ProviderPreviewModel] | None = None
+    provider_requests: dict[str, ProviderPreview] | None = Field(
+        None, description="Per requested target: the exact body its adapter would send."
+    )
 
 
 GUIDELINE_TEXT = "# Review rules\n- Prefer small functions.\n- Name things for what they hold.\n"
@@ -83,6 +79,18 @@ FORMAT_EXAMPLES: dict[str, Any] = {
                 {"role": "user", "content": "Please review the change in parser.py."},
             ],
             "files": {".github/review.instructions.md": GUIDELINE_TEXT},
+        },
+    },
+    "provider_preview": {
+        "summary": "Preview what the default target's adapter would send",
+        "value": {
+            "input_messages": [
+                {"role": "user", "content": "Check the weather in Oslo."},
+                {"role": "assistant", "content": "Calling the weather tool."},
+                {"role": "tool", "content": {"temp_c": 4, "sky": "overcast"}},
+                {"role": "user", "content": "Should I bring an umbrella?"},
+            ],
+            "providers": ["default"],
         },
     },
     "multi_turn_tool": {

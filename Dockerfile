@@ -1,0 +1,39 @@
+# eval-execution: uvicorn on port 8000, state under /data, JSON logs on stderr.
+#   docker build -t eval-execution .
+#   docker run --rm -p 8000:8000 -v eval-data:/data eval-execution
+# Settings are EVAL_* environment variables (see .env.example and docs/operations.md).
+
+# Build stage: a virtual environment holding exactly the pinned runtime dependencies.
+FROM python:3.11.14-slim-bookworm AS build
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONDONTWRITEBYTECODE=1
+RUN python -m venv /opt/venv
+ENV PATH=/opt/venv/bin:$PATH
+# Dependencies get their own layer: it is rebuilt only when the lock changes.
+COPY requirements.lock /tmp/requirements.lock
+RUN pip install --no-cache-dir --no-deps -r /tmp/requirements.lock \
+    && pip check
+
+# Runtime stage: the venv and the application code, run by an unprivileged user.
+FROM python:3.11.14-slim-bookworm AS runtime
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    EVAL_DATA_DIR=/data
+RUN groupadd --system --gid 10001 eval \
+    && useradd --system --uid 10001 --gid eval --no-create-home --home-dir /nonexistent \
+        --shell /usr/sbin/nologin eval \
+    && mkdir /data \
+    && chown eval:eval /data
+COPY --from=build /opt/venv /opt/venv
+WORKDIR /srv/eval-execution
+COPY app ./app
+USER 10001:10001
+VOLUME ["/data"]
+EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)"]
+# uvicorn is PID 1 (exec form): on SIGTERM it stops accepting connections, lets requests in
+# progress finish for up to 30 s, then runs the lifespan shutdown (runs are checkpointed).
+STOPSIGNAL SIGTERM
+CMD ["uvicorn", "app.main:app", "--host", "0.0.0.0", "--port", "8000", "--timeout-graceful-shutdown", "30", "--no-access-log"]

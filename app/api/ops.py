@@ -1,0 +1,52 @@
+"""Operations routes: readiness and Prometheus metrics (``/healthz`` is in ``health``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, Response
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from app.api.problems import Problem
+from app.observability.metrics import Metrics
+from app.observability.readiness import Readiness, assess_readiness
+
+router = APIRouter(tags=["operations"])
+
+
+async def get_metrics(request: Request) -> Metrics:
+    """The app's metrics registry and recorder."""
+    metrics: Metrics = request.app.state.metrics
+    return metrics
+
+
+async def get_optional_services(request: Request) -> object | None:
+    """The services bundle, or ``None`` before the lifespan has built it."""
+    return getattr(request.app.state, "services", None)
+
+
+MetricsDep = Annotated[Metrics, Depends(get_metrics)]
+OptionalServicesDep = Annotated[object | None, Depends(get_optional_services)]
+
+
+@router.get(
+    "/readyz",
+    operation_id="readyz",
+    summary="The service can take work: database reachable and migrated, targets loaded",
+    responses={503: {"model": Problem, "description": "A dependency is not ready"}},
+)
+async def readyz(services: OptionalServicesDep) -> Readiness:
+    """Answer 200 when every dependency is ready, else a 503 problem naming the failed checks."""
+    return await assess_readiness(services)
+
+
+@router.get(
+    "/metrics",
+    operation_id="metrics",
+    summary="Prometheus metrics in the text exposition format",
+    response_class=Response,
+    responses={200: {"content": {CONTENT_TYPE_LATEST: {"example": "eval_http_requests_total"}}}},
+)
+async def metrics(metrics: MetricsDep, services: OptionalServicesDep) -> Response:
+    """HTTP, provider, limiter, run and case metrics."""
+    return Response(await metrics.scrape(services), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,227 @@
+"""``/runs``: durable evaluation runs that survive restarts, stream progress, resume and regrade."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
+from fastapi.responses import StreamingResponse
+from sse_starlette import EventSourceResponse
+
+from app.api.body import body_openapi, is_yaml, read_document, validate_document
+from app.api.dependencies import ServicesDep
+from app.api.evaluate import QUERY_LISTS, QUERY_VALUES
+from app.api.problems import Problem
+from app.errors import BadRequest
+from app.runs.service import RunService
+from app.schemas.runs import (
+    NDJSON_MEDIA_TYPE,
+    CaseStatusName,
+    RegradeRequest,
+    ResultPage,
+    RunList,
+    RunObject,
+    RunRequest,
+    RunStatusName,
+    run_examples,
+)
+
+router = APIRouter(prefix="/runs", tags=["runs"])
+
+
+async def get_run_service(services: ServicesDep) -> RunService:
+    """The durable runs service."""
+    return services.runs
+
+
+RunsDep = Annotated[RunService, Depends(get_run_service)]
+Limit = Annotated[int | None, Query(ge=1, le=1000, description="Page size.")]
+Cursor = Annotated[str | None, Query(description="`next_cursor` of the previous page.")]
+
+
+def problems(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` entries documenting problem documents for ``codes``."""
+    return {code: {"model": Problem} for code in codes}
+
+
+async def read_run_request(request: Request) -> RunRequest:
+    """JSON ``{suite, ...}``, or the eval file as YAML with the other fields as query params."""
+    if not is_yaml(request):
+        return validate_document(RunRequest, await read_document(request))
+    try:
+        text = (await request.body()).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequest("the body is not UTF-8 text") from exc
+    query = request.query_params
+    fields: dict[str, Any] = {
+        name: query[name] for name in (*QUERY_VALUES, "cache") if name in query
+    }
+    for name in QUERY_LISTS:
+        values = [part.strip() for item in query.getlist(name) for part in item.split(",")]
+        if values:
+            fields[name] = [value for value in values if value]
+    return validate_document(RunRequest, {"suite": text, **fields})
+
+
+@router.post(
+    "",
+    operation_id="create_run",
+    summary="Start a durable run of a suite",
+    status_code=202,
+    responses=problems(400, 409, 413, 415, 422),
+    openapi_extra=body_openapi(RunRequest, run_examples()),
+)
+async def create_run(
+    request: Request,
+    response: Response,
+    runs: RunsDep,
+    idempotency_key: Annotated[
+        str | None,
+        Header(max_length=255, description="Same key and body: the same run; other body: 409."),
+    ] = None,
+) -> RunObject:
+    """Store the run and its cases, start it in the background and answer at once (202).
+
+    The body is the `/evaluate` body (JSON, or the eval file as `application/yaml` with the
+    other fields as query parameters) plus `cache`. `Location` names the new run.
+    """
+    run, _ = await runs.submit(await read_run_request(request), idempotency_key)
+    response.headers["Location"] = f"/runs/{run.id}"
+    return run
+
+
+@router.get(
+    "", operation_id="list_runs", summary="List runs, newest first", responses=problems(422)
+)
+async def list_runs(
+    runs: RunsDep,
+    status: Annotated[RunStatusName | None, Query(description="Only runs in this status.")] = None,
+    limit: Limit = None,
+    cursor: Cursor = None,
+) -> RunList:
+    """One page of runs, newest first; follow `next_cursor` for the next page."""
+    return await runs.list(status=status, limit=limit, cursor=cursor)
+
+
+@router.get("/{run_id}", operation_id="get_run", summary="A run", responses=problems(404))
+async def get_run(run_id: str, runs: RunsDep) -> RunObject:
+    """The run, with its progress and the summary of the cases finished so far."""
+    return await runs.get(run_id)
+
+
+@router.get(
+    "/{run_id}/results",
+    operation_id="list_run_results",
+    summary="A run's result records (JSON pages, or the whole run as JSONL)",
+    response_model=ResultPage,
+    responses={
+        **problems(404, 422),
+        200: {"content": {NDJSON_MEDIA_TYPE: {"schema": {"type": "string"}}}},
+    },
+)
+async def list_run_results(
+    run_id: str,
+    request: Request,
+    runs: RunsDep,
+    status: Annotated[
+        CaseStatusName | None, Query(description="Only cases with this status.")
+    ] = None,
+    limit: Limit = None,
+    cursor: Cursor = None,
+) -> ResultPage | StreamingResponse:
+    """Records in case order, one page at a time.
+
+    With `Accept: application/x-ndjson`: every record of the run, one JSON line each,
+    streamed from the database.
+    """
+    if NDJSON_MEDIA_TYPE in request.headers.get("accept", ""):
+        lines = await runs.export(run_id, status=status)
+        return StreamingResponse(lines, media_type=NDJSON_MEDIA_TYPE)
+    return await runs.results(run_id, status=status, limit=limit, cursor=cursor)
+
+
+@router.get(
+    "/{run_id}/events",
+    operation_id="stream_run_events",
+    summary="Follow a run as Server-Sent Events",
+    response_class=EventSourceResponse,
+    responses={
+        **problems(404),
+        200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}},
+    },
+)
+async def stream_run_events(
+    run_id: str,
+    runs: RunsDep,
+    last_event_id: Annotated[
+        str | None, Header(description="Resume after this event id (sent by EventSource).")
+    ] = None,
+) -> EventSourceResponse:
+    """The run's events: `case_completed`, `progress` and `run_completed`.
+
+    `case_completed` carries the record, `progress` `{done, total}`, `run_completed` the
+    status and summary. Each event has an increasing `id`: a client reconnecting with
+    `Last-Event-ID` gets exactly the events it missed. The stream ends with the run.
+    """
+    events = await runs.events(run_id, last_event_id)
+    return EventSourceResponse(events, ping=15)
+
+
+@router.post(
+    "/{run_id}/cancel",
+    operation_id="cancel_run",
+    summary="Cancel a run",
+    responses=problems(404),
+)
+async def cancel_run(run_id: str, runs: RunsDep) -> RunObject:
+    """No new case starts, in-flight calls are cancelled, finished results are kept."""
+    return await runs.cancel(run_id)
+
+
+@router.post(
+    "/{run_id}/retry",
+    operation_id="retry_run",
+    summary="Re-run a finished run's failed cases",
+    responses=problems(404, 409),
+)
+async def retry_run(run_id: str, runs: RunsDep) -> RunObject:
+    """Run again the cases whose status is `error` or `judge_error`.
+
+    For a cancelled run, the cases never run are run too; the other results are kept.
+    """
+    return await runs.retry(run_id)
+
+
+@router.post(
+    "/{run_id}/regrade",
+    operation_id="regrade_run",
+    summary="Grade a finished run's answers again",
+    status_code=202,
+    responses=problems(404, 409, 422),
+)
+async def regrade_run(
+    run_id: str,
+    response: Response,
+    runs: RunsDep,
+    regrade: Annotated[RegradeRequest | None, Body()] = None,
+) -> RunObject:
+    """A new run grading the stored candidate answers again (the candidate is not called).
+
+    Give new `evaluators` and/or another `judge_target`; the new run's `parent_run_id`
+    names this one.
+    """
+    run = await runs.regrade(run_id, regrade or RegradeRequest())
+    response.headers["Location"] = f"/runs/{run.id}"
+    return run
+
+
+@router.delete(
+    "/{run_id}",
+    operation_id="delete_run",
+    summary="Delete a finished run",
+    status_code=204,
+    responses=problems(404, 409),
+)
+async def delete_run(run_id: str, runs: RunsDep) -> None:
+    """Remove a finished run with its results and events (409 while it runs)."""
+    await runs.delete(run_id)

@@ -1,0 +1,62 @@
+"""``GET /targets``: the configured targets, without secrets, with live limiter state."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from app.api.dependencies import ServicesDep
+from app.providers.registry import TargetDescription
+
+router = APIRouter(tags=["targets"])
+
+TARGETS_EXAMPLE = {
+    "targets": [
+        {
+            "name": "default",
+            "provider": "mock",
+            "kind": "api",
+            "model": None,
+            "base_url": None,
+            "judge_target": None,
+            "max_concurrency": 8,
+            "limits": {
+                "candidate": {
+                    "limit": 8,
+                    "max_limit": 8,
+                    "in_flight": 0,
+                    "waiting": 0,
+                    "recent_429s": 0,
+                },
+                "judge": {
+                    "limit": 8,
+                    "max_limit": 8,
+                    "in_flight": 0,
+                    "waiting": 0,
+                    "recent_429s": 0,
+                },
+            },
+        }
+    ]
+}
+
+
+class TargetList(BaseModel):
+    """Every configured target."""
+
+    targets: list[TargetDescription] = Field(examples=[TARGETS_EXAMPLE["targets"]])
+
+
+@router.get(
+    "/targets",
+    operation_id="list_targets",
+    summary="List the configured targets and their live concurrency limits",
+    responses={200: {"content": {"application/json": {"example": TARGETS_EXAMPLE}}}},
+)
+async def list_targets(services: ServicesDep) -> TargetList:
+    """Targets from the server's targets file, never with keys.
+
+    Each shows, per role (candidate, judge), its current limit, calls in flight and waiting,
+    and the 429s seen in the last minute.
+    """
+    return TargetList(targets=services.providers.describe())

@@ -1,0 +1,172 @@
+"""What running a case needs from outside: targets, file texts and a response cache.
+
+Also ``RecordedTarget``: a target seen through one case, which reads and fills the response
+cache and adds up each role's tokens, time and cache hits for the case's record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from app.evaluation.records import RoleLatency, RoleUsage, TokenUsage
+from app.providers.base import CallRole, ProviderKind, ProviderRequest, ProviderResponse
+
+
+class RunnableTarget(Protocol):
+    """A configured target as a run uses it (``app.providers`` implements it)."""
+
+    @property
+    def name(self) -> str:
+        """The target's name."""
+        ...
+
+    @property
+    def kind(self) -> ProviderKind:
+        """``api`` (native messages) or ``agent`` (the question text)."""
+        ...
+
+    @property
+    def judge_target(self) -> str | None:
+        """The target that grades this one's answers by default."""
+        ...
+
+    @property
+    def max_concurrency(self) -> int | None:
+        """Cases to run at once against this target, when it says."""
+        ...
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """One call, limits and retries inside; raises ``ProviderError`` when it fails."""
+        ...
+
+
+class TargetLookup(Protocol):
+    """Targets by name (``app.providers``' registry); raises ``UnknownTarget`` (422)."""
+
+    def get(self, name: str) -> RunnableTarget:
+        """The target called ``name``."""
+        ...
+
+
+class ResponseCache(Protocol):
+    """Provider replies by request key; errors are never stored."""
+
+    async def get(self, key: str) -> ProviderResponse | None:
+        """The stored reply for ``key``, if any."""
+        ...
+
+    async def put(self, key: str, response: ProviderResponse) -> None:
+        """Store ``response`` under ``key``."""
+        ...
+
+
+def cache_key(target: str, request: ProviderRequest) -> str:
+    """sha256 of the target name and the exact provider request JSON."""
+    digest = hashlib.sha256(target.encode())
+    digest.update(b"\n")
+    digest.update(request.model_dump_json().encode())
+    return digest.hexdigest()
+
+
+class MemoryResponseCache:
+    """A bounded in-process ``ResponseCache`` (least recently used entries leave first)."""
+
+    def __init__(self, max_entries: int = 10_000) -> None:
+        self._entries: OrderedDict[str, ProviderResponse] = OrderedDict()
+        self._max_entries = max_entries
+
+    async def get(self, key: str) -> ProviderResponse | None:
+        """The stored reply for ``key``, if any."""
+        response = self._entries.get(key)
+        if response is not None:
+            self._entries.move_to_end(key)
+        return response
+
+    async def put(self, key: str, response: ProviderResponse) -> None:
+        """Store ``response``, dropping the oldest entry when full."""
+        self._entries[key] = response
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._max_entries:
+            self._entries.popitem(last=False)
+
+
+@dataclass(frozen=True)
+class CaseContext:
+    """The run-wide resources each case uses.
+
+    Attributes:
+        providers: Targets by name.
+        files: Every referenced file's text, keyed by the path as cases write it.
+        cache: The response cache, used when the plan says so.
+    """
+
+    providers: TargetLookup
+    files: Mapping[str, str] = field(default_factory=dict)
+    cache: ResponseCache | None = None
+
+
+@dataclass
+class CallLedger:
+    """Tokens, milliseconds and cache hits of one case's calls, by role."""
+
+    usage: RoleUsage = field(default_factory=RoleUsage)
+    latency: RoleLatency = field(default_factory=RoleLatency)
+    calls: dict[str, int] = field(default_factory=dict)
+    hits: dict[str, int] = field(default_factory=dict)
+
+    def add(self, role: CallRole, response: ProviderResponse, elapsed_ms: float) -> None:
+        """Count one call of ``role``."""
+        tokens: TokenUsage = getattr(self.usage, role.value)
+        tokens.input_tokens += response.usage.input_tokens or 0
+        tokens.output_tokens += response.usage.output_tokens or 0
+        spent = getattr(self.latency, role.value) or 0.0
+        setattr(self.latency, role.value, round(spent + elapsed_ms, 3))
+        self.calls[role.value] = self.calls.get(role.value, 0) + 1
+        if response.cached:
+            self.hits[role.value] = self.hits.get(role.value, 0) + 1
+
+    def cached(self) -> dict[str, bool]:
+        """Per role that made calls: whether every one of them came from the cache."""
+        return {role: self.hits.get(role, 0) == count for role, count in self.calls.items()}
+
+
+class RecordedTarget:
+    """A target used for one role of one case: cache first, then the call; all counted."""
+
+    def __init__(
+        self,
+        runtime: RunnableTarget,
+        role: CallRole,
+        ledger: CallLedger,
+        cache: ResponseCache | None = None,
+    ) -> None:
+        self._runtime = runtime
+        self._role = role
+        self._ledger = ledger
+        self._cache = cache
+
+    @property
+    def name(self) -> str:
+        """The target's name."""
+        return self._runtime.name
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """The cached reply to ``request`` if there is one, else the target's (then cached)."""
+        started = time.perf_counter()
+        key = cache_key(self._runtime.name, request) if self._cache is not None else None
+        response = None
+        if self._cache is not None and key is not None:
+            response = await self._cache.get(key)
+            if response is not None:
+                response = response.model_copy(update={"cached": True})
+        if response is None:
+            response = await self._runtime.complete(request)
+            if self._cache is not None and key is not None:
+                await self._cache.put(key, response)
+        self._ledger.add(self._role, response, (time.perf_counter() - started) * 1000)
+        return response

@@ -1,0 +1,210 @@
+"""Running cases: format -> candidate -> evaluators -> one ``ResultRecord`` per case.
+
+The one module that runs cases. ``evaluate_case`` never raises for a failure of its case (a
+provider error after retries, a timeout, a broken evaluator): the record says ``error`` or
+``judge_error``. ``run_cases`` runs a suite's cases under ``plan.max_concurrency`` inside an
+``asyncio.TaskGroup``, so cancelling it cancels and awaits every case.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from app.evaluation.context import CallLedger, CaseContext, RecordedTarget, ResponseCache
+from app.evaluation.plan import RunPlan
+from app.evaluation.records import CaseStatus, RawRequest, ResultRecord, TokenUsage
+from app.evaluators.aggregate import Combined, combine
+from app.evaluators.base import EvaluationContext, EvaluatorOutcome, JudgeClient
+from app.evaluators.registry import DEFAULT_EVALUATOR, EVALUATORS, EvaluatorRegistry
+from app.evaluators.verdicts import status_for
+from app.formatting import FormatOptions, format_prompt
+from app.formatting.messages import FormattedPrompt
+from app.providers.base import CallRole, ProviderRequest
+from app.providers.errors import ProviderError
+from app.suites.model import EvalCase, EvalSuite
+
+logger = logging.getLogger("app.evaluation")
+
+OnResult = Callable[[ResultRecord], Awaitable[None]]
+
+
+@dataclass
+class _CaseState:
+    """What is known of a case so far, so that a failure still yields a full record."""
+
+    case: EvalCase
+    plan: RunPlan
+    dataset: str
+    ledger: CallLedger = field(default_factory=CallLedger)
+    raw_request: RawRequest | None = None
+    candidate_answer: str | None = None
+    outcomes: Sequence[EvaluatorOutcome] = ()
+
+    def record(self, combined: Combined | None = None, *, error: str | None = None) -> ResultRecord:
+        """The case's result record, graded by ``combined`` or failed with ``error``."""
+        status: CaseStatus = "error"
+        score, verdict = None, None
+        if combined is not None:
+            error = combined.error
+            score, verdict = combined.score, combined.verdict
+            if combined.status != "ok":
+                status = combined.status
+            elif verdict is not None:
+                status = status_for(verdict)
+        raw = next((o.raw_request for o in self.outcomes if o.raw_request is not None), None)
+        return ResultRecord(
+            eval_id=self.case.id,
+            dataset=self.dataset,
+            conversation_id=self.case.conversation_id,
+            status=status,
+            score=score,
+            verdict=verdict,
+            hits=combined.hits if combined else [],
+            misses=combined.misses if combined else [],
+            reasoning=combined.reasoning if combined else None,
+            candidate_answer=self.candidate_answer,
+            target=self.plan.target,
+            judge_target=self.plan.judge_target,
+            timestamp=datetime.now(UTC),
+            raw_request=self.raw_request,
+            evaluator_raw_request=raw,
+            evaluator_results=[outcome.result for outcome in self.outcomes],
+            usage=self.ledger.usage,
+            latency_ms=self.ledger.latency,
+            cached=self.ledger.cached() if self.plan.use_cache else None,
+            error=error,
+        )
+
+
+async def evaluate_case(
+    case: EvalCase,
+    suite: EvalSuite,
+    plan: RunPlan,
+    context: CaseContext,
+    *,
+    candidate_answer: str | None = None,
+    candidate_usage: TokenUsage | None = None,
+    candidate_latency_ms: float | None = None,
+    registry: EvaluatorRegistry = EVALUATORS,
+) -> ResultRecord:
+    """Run one case and return its record; a failure of the case is recorded, not raised.
+
+    Args:
+        case: The case to run.
+        suite: Its suite.
+        plan: The run's plan.
+        context: Targets, file texts and the response cache.
+        candidate_answer: A known answer to grade again: the candidate is not called.
+        candidate_usage: Tokens the known answer cost, copied into the record.
+        candidate_latency_ms: Time the known answer took, copied into the record.
+        registry: The evaluators by type.
+    """
+    state = _CaseState(case=case, plan=plan, dataset=suite.dataset)
+    if candidate_usage is not None:
+        state.ledger.usage.candidate = candidate_usage.model_copy()
+    state.ledger.latency.candidate = candidate_latency_ms
+    deadline = asyncio.timeout(plan.case_timeout_seconds)
+    try:
+        async with deadline:
+            return await _run_case(state, context, candidate_answer, registry)
+    except TimeoutError as exc:
+        if not deadline.expired():
+            logger.exception("case %r failed", case.id)
+            return state.record(error=f"internal error while running the case: {exc!r}")
+        return state.record(error=f"the case timed out after {plan.case_timeout_seconds:g} s")
+    except ProviderError as exc:
+        return state.record(error=f"candidate target {plan.target!r} failed: {exc.detail}")
+    except Exception as exc:  # the case boundary: one case's fault never ends the run
+        logger.exception("case %r failed", case.id)
+        return state.record(error=f"internal error while running the case: {exc!r}")
+
+
+async def _run_case(
+    state: _CaseState,
+    context: CaseContext,
+    candidate_answer: str | None,
+    registry: EvaluatorRegistry,
+) -> ResultRecord:
+    plan, case = state.plan, state.case
+    cache = context.cache if plan.use_cache else None
+    candidate_runtime = context.providers.get(plan.target)
+    options = FormatOptions(
+        mode="agent" if candidate_runtime.kind == "agent" else "lm",
+        guideline_patterns=plan.guideline_patterns,
+    )
+    formatted = format_prompt(case.input_messages, context.files, options)
+    state.raw_request = RawRequest(
+        question=formatted.question,
+        guidelines=formatted.guidelines,
+        guideline_paths=list(formatted.guideline_paths),
+        chat_prompt=list(formatted.chat_prompt),
+    )
+    if candidate_answer is None:
+        candidate = RecordedTarget(candidate_runtime, CallRole.CANDIDATE, state.ledger, cache)
+        response = await candidate.complete(_candidate_request(case, formatted))
+        candidate_answer = response.text
+    state.candidate_answer = candidate_answer
+    evaluation = EvaluationContext(
+        case=case,
+        question=formatted.question,
+        candidate_answer=candidate_answer,
+        judge=_judge(context, state.ledger, plan.judge_target, cache),
+        thresholds=plan.thresholds,
+        resolve_judge=lambda name: _judge(context, state.ledger, name, cache),
+        judge_attempts=plan.judge_attempts,
+    )
+    state.outcomes = await _run_evaluators(case, evaluation, registry)
+    return state.record(combine(state.outcomes, plan.thresholds))
+
+
+def _candidate_request(case: EvalCase, formatted: FormattedPrompt) -> ProviderRequest:
+    return ProviderRequest(
+        question=formatted.question,
+        guidelines=formatted.guidelines,
+        chat_prompt=formatted.chat_prompt,
+        role=CallRole.CANDIDATE,
+        case_id=case.id,
+        file_paths=formatted.file_paths,
+    )
+
+
+def _judge(
+    context: CaseContext, ledger: CallLedger, name: str, cache: ResponseCache | None
+) -> JudgeClient:
+    return RecordedTarget(context.providers.get(name), CallRole.JUDGE, ledger, cache)
+
+
+async def _run_evaluators(
+    case: EvalCase, evaluation: EvaluationContext, registry: EvaluatorRegistry
+) -> list[EvaluatorOutcome]:
+    configs = case.evaluators or (DEFAULT_EVALUATOR,)
+    if len(configs) == 1:
+        return [await registry.run(configs[0], evaluation)]
+    async with asyncio.TaskGroup() as group:
+        tasks = [group.create_task(registry.run(config, evaluation)) for config in configs]
+    return [task.result() for task in tasks]
+
+
+async def run_cases(
+    suite: EvalSuite, plan: RunPlan, context: CaseContext, on_result: OnResult
+) -> None:
+    """Run every case of ``suite``, at most ``plan.max_concurrency`` at once.
+
+    Each record goes to ``on_result`` as soon as its case finishes (not in suite order).
+    Cancelling this coroutine cancels every running case and waits for them; an exception
+    from ``on_result`` cancels the other cases and propagates.
+    """
+    slots = asyncio.Semaphore(plan.max_concurrency)
+
+    async def run_one(case: EvalCase) -> None:
+        async with slots:
+            record = await evaluate_case(case, suite, plan, context)
+        await on_result(record)
+
+    async with asyncio.TaskGroup() as group:
+        for case in suite.cases:
+            group.create_task(run_one(case))

@@ -1,0 +1,88 @@
+"""``RunPlan``: the resolved settings of one run (targets, concurrency, thresholds...)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from app.evaluation.context import TargetLookup
+from app.evaluators.base import DEFAULT_JUDGE_ATTEMPTS
+from app.formatting.messages import DEFAULT_GUIDELINE_PATTERNS
+from app.suites.model import EvalSuite, Thresholds
+
+DEFAULT_TARGET = "default"
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """How a run's cases are executed; built once per run by ``build_run_plan``.
+
+    Attributes:
+        target: The candidate target's name.
+        judge_target: The judge target's name (request, else the target's ``judge_target``,
+            else the target itself).
+        max_concurrency: Cases run at once (request, else target, else the settings default).
+        dataset: The suite's dataset name, copied into every record.
+        thresholds: Verdict thresholds (the suite's).
+        use_cache: Whether provider replies are read from and written to the response cache.
+        guideline_patterns: Globs that mark referenced files as guidelines.
+        judge_attempts: Judge calls per evaluator before a reply is a ``judge_error``.
+        case_timeout_seconds: Time limit of one case; ``None`` for none.
+    """
+
+    target: str
+    judge_target: str
+    max_concurrency: int
+    dataset: str = "default"
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    use_cache: bool = False
+    guideline_patterns: tuple[str, ...] = DEFAULT_GUIDELINE_PATTERNS
+    judge_attempts: int = DEFAULT_JUDGE_ATTEMPTS
+    case_timeout_seconds: float | None = None
+
+
+def build_run_plan(
+    suite: EvalSuite,
+    targets: TargetLookup,
+    *,
+    default_max_concurrency: int,
+    target: str | None = None,
+    judge_target: str | None = None,
+    max_concurrency: int | None = None,
+    guideline_patterns: Sequence[str] | None = None,
+    use_cache: bool = False,
+    judge_attempts: int = DEFAULT_JUDGE_ATTEMPTS,
+    case_timeout_seconds: float | None = None,
+) -> RunPlan:
+    """Resolve a run's plan; raises ``UnknownTarget`` (422) for a target not configured.
+
+    Judge targets named by evaluators (``target``) are checked here too, before any call.
+    """
+    candidate = targets.get(target or suite.target or DEFAULT_TARGET)
+    judge_name = judge_target or candidate.judge_target or candidate.name
+    judge = targets.get(judge_name)
+    for name in evaluator_targets(suite):
+        targets.get(name)
+    return RunPlan(
+        target=candidate.name,
+        judge_target=judge.name,
+        max_concurrency=max_concurrency or candidate.max_concurrency or default_max_concurrency,
+        dataset=suite.dataset,
+        thresholds=suite.thresholds,
+        use_cache=use_cache,
+        guideline_patterns=tuple(guideline_patterns or suite.guideline_patterns),
+        judge_attempts=judge_attempts,
+        case_timeout_seconds=case_timeout_seconds,
+    )
+
+
+def evaluator_targets(suite: EvalSuite) -> list[str]:
+    """Every judge target named by an evaluator of the suite (composites included), once."""
+    names: dict[str, None] = {}
+    pending = [config for case in suite.cases for config in case.evaluators]
+    while pending:
+        config = pending.pop()
+        if config.target:
+            names.setdefault(config.target, None)
+        pending.extend(config.evaluators)
+    return list(names)

@@ -1,0 +1,75 @@
+"""Combine several evaluator results into one grade (a case's, or a composite's)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from app.evaluation.records import EvaluatorResult, Verdict
+from app.evaluators.base import EvaluatorOutcome
+from app.evaluators.verdicts import verdict_for
+from app.suites.model import Thresholds
+
+
+@dataclass(frozen=True)
+class Combined:
+    """A weighted grade of several results.
+
+    ``status`` is ``error`` if any result errored, else ``judge_error`` if any judge gave no
+    grade (then ``score`` and ``verdict`` are ``None``), else ``ok``.
+    """
+
+    status: Literal["ok", "judge_error", "error"]
+    score: float | None
+    verdict: Verdict | None
+    hits: list[str] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)
+    reasoning: str | None = None
+    forces_fail: bool = False
+    error: str | None = None
+
+
+def weighted_mean(results: Sequence[EvaluatorResult]) -> float:
+    """Mean of the scores weighted by ``weight``; a plain mean when every weight is 0."""
+    scores = [(result.score or 0.0, result.weight) for result in results]
+    total = sum(weight for _, weight in scores)
+    if total > 0:
+        return sum(score * weight for score, weight in scores) / total
+    return sum(score for score, _ in scores) / len(scores)
+
+
+def joined_reasoning(results: Sequence[EvaluatorResult]) -> str | None:
+    """``name: reasoning | name2: reasoning2`` over the results that give one."""
+    parts = [f"{result.name}: {result.reasoning}" for result in results if result.reasoning]
+    return " | ".join(parts) or None
+
+
+def _failure(
+    results: Sequence[EvaluatorResult],
+) -> tuple[Literal["judge_error", "error"], str] | None:
+    statuses: tuple[Literal["error"], Literal["judge_error"]] = ("error", "judge_error")
+    for status in statuses:
+        failed = [result for result in results if result.status == status]
+        if failed:
+            message = "; ".join(f"{result.name}: {result.reasoning}" for result in failed)
+            return status, message
+    return None
+
+
+def combine(outcomes: Sequence[EvaluatorOutcome], thresholds: Thresholds) -> Combined:
+    """The weighted grade of ``outcomes``; an unmet required rubric anywhere forces ``fail``."""
+    results = [outcome.result for outcome in outcomes]
+    hits = [hit for result in results for hit in result.hits]
+    misses = [miss for result in results for miss in result.misses]
+    reasoning = joined_reasoning(results)
+    forces_fail = any(outcome.forces_fail for outcome in outcomes)
+    failure = _failure(results)
+    if failure is not None:
+        status, message = failure
+        return Combined(status, None, None, hits, misses, reasoning, forces_fail, message)
+    if not results:
+        return Combined("error", None, None, error="no evaluator ran")
+    score = weighted_mean(results)
+    verdict: Verdict = "fail" if forces_fail else verdict_for(score, thresholds)
+    return Combined("ok", score, verdict, hits, misses, reasoning, forces_fail)

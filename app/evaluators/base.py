@@ -1,0 +1,97 @@
+"""The evaluator seam: what an evaluator is given, what it returns, and the protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from app.evaluation.records import EvaluatorRawRequest, EvaluatorResult
+from app.providers.base import ProviderRequest, ProviderResponse
+from app.suites.model import EvalCase, EvaluatorConfig, Thresholds
+
+DEFAULT_JUDGE_ATTEMPTS = 3
+"""One judge call plus two more tries when the reply does not follow the contract."""
+
+
+class JudgeClient(Protocol):
+    """A judge target as evaluators see it: a name and one call (limits and retries inside)."""
+
+    @property
+    def name(self) -> str:
+        """The target's configured name."""
+        ...
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """Ask the judge; raises ``ProviderError`` once the provider's retries are spent."""
+        ...
+
+
+@dataclass(frozen=True)
+class EvaluationContext:
+    """Everything an evaluator may read about one case and its candidate answer.
+
+    Attributes:
+        case: The eval case.
+        question: The very ``question`` the candidate was given.
+        candidate_answer: The candidate's reply text.
+        reference_answer: The case's reference answer ('' when none).
+        expected_outcome: What a good answer achieves.
+        judge: The run's judge target.
+        thresholds: Score thresholds for verdicts.
+        resolve_judge: Finds another judge target by name (an evaluator's ``target``).
+        judge_attempts: Judge calls per evaluator before a reply is declared unparseable.
+    """
+
+    case: EvalCase
+    question: str
+    candidate_answer: str
+    judge: JudgeClient
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    resolve_judge: Callable[[str], JudgeClient] | None = None
+    judge_attempts: int = DEFAULT_JUDGE_ATTEMPTS
+
+    @property
+    def reference_answer(self) -> str:
+        """The case's reference answer ('' when none)."""
+        return self.case.reference_answer
+
+    @property
+    def expected_outcome(self) -> str:
+        """The case's expected outcome."""
+        return self.case.expected_outcome
+
+    def judge_for(self, config: EvaluatorConfig) -> JudgeClient:
+        """The judge an evaluator uses: its own ``target`` if set, else the run's judge."""
+        if config.target and config.target != self.judge.name and self.resolve_judge:
+            return self.resolve_judge(config.target)
+        return self.judge
+
+
+@dataclass(frozen=True)
+class EvaluatorOutcome:
+    """One evaluator's result plus what the case record needs from it.
+
+    Attributes:
+        result: The evaluator's entry in ``evaluator_results``.
+        raw_request: The judge prompts, when the evaluator called a judge.
+        forces_fail: An unmet required rubric: the case fails whatever the score.
+    """
+
+    result: EvaluatorResult
+    raw_request: EvaluatorRawRequest | None = None
+    forces_fail: bool = False
+
+
+class Evaluator(Protocol):
+    """Grades one candidate answer according to one evaluator configuration."""
+
+    async def evaluate(
+        self, config: EvaluatorConfig, context: EvaluationContext
+    ) -> EvaluatorOutcome:
+        """Grade ``context.candidate_answer``; raise only for a broken configuration."""
+        ...
+
+
+class EvaluatorConfigError(ValueError):
+    """An evaluator configuration that cannot run (bad regex, bad JSON Schema...)."""

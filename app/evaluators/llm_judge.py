@@ -1,0 +1,203 @@
+"""``llm_judge``: a judge model grades the answer (score, hits, misses, reasoning).
+
+System prompt: the JSON output contract. User prompt: the case's ``prompt`` if it has one,
+else ``DEFAULT_EVALUATOR_TEMPLATE``, rendered by the formatting core (which inserts the
+``question`` verbatim and neutralises section markers in every other value). Structured
+output is requested through ``ModelOptions.json_schema``; a reply that still does not follow
+the contract is asked for again, and after the last attempt the evaluator reports
+``judge_error`` with the raw reply kept, never a made-up score.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from app.evaluation.records import EvaluatorRawRequest, EvaluatorResult
+from app.evaluators.base import EvaluationContext, Evaluator, EvaluatorOutcome, JudgeClient
+from app.evaluators.judge_output import JudgeVerdict, Unscored, parse_verdict
+from app.evaluators.verdicts import verdict_for
+from app.formatting import DEFAULT_EVALUATOR_TEMPLATE, render_evaluator_prompt
+from app.formatting.messages import ChatMessage, Message
+from app.providers.base import CallRole, ModelOptions, ProviderRequest
+from app.providers.errors import ProviderError
+from app.suites.model import EvaluatorConfig
+
+JUDGE_SYSTEM_PROMPT = """\
+You must respond with a single JSON object matching this schema:
+
+{
+  "score": <number between 0.0 and 1.0>,
+  "hits": [<array of strings, max 4 items, brief specific achievements>],
+  "misses": [<array of strings, max 4 items, brief specific failures or omissions, empty if none>],
+  "reasoning": "<string, concise explanation for the score, 1-2 sentences max>"
+}"""
+"""The judge's system prompt: the output contract (no placeholders)."""
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "score": {"type": "number", "minimum": 0, "maximum": 1},
+        "hits": {"type": "array", "items": {"type": "string"}, "maxItems": 4},
+        "misses": {"type": "array", "items": {"type": "string"}, "maxItems": 4},
+        "reasoning": {"type": "string"},
+    },
+    "required": ["score", "hits", "misses", "reasoning"],
+    "additionalProperties": False,
+}
+"""JSON Schema of a verdict, sent as the structured-output schema."""
+
+ParsedT = TypeVar("ParsedT")
+
+
+def _messages_json(messages: Sequence[Message]) -> str:
+    dumped = [message.model_dump(mode="json") for message in messages]
+    return json.dumps(dumped, indent=2, ensure_ascii=False)
+
+
+def prompt_variables(context: EvaluationContext, template: str) -> dict[str, str]:
+    """The template variables of one case (``EVALUATOR_VARIABLES``).
+
+    The message lists are serialised only when ``template`` mentions them.
+    """
+    variables = {
+        "question": context.question,
+        "expected_outcome": context.expected_outcome,
+        "reference_answer": context.reference_answer,
+        "candidate_answer": context.candidate_answer,
+    }
+    if "input_messages" in template:
+        variables["input_messages"] = _messages_json(context.case.input_messages)
+    if "expected_messages" in template:
+        variables["expected_messages"] = _messages_json(context.case.expected_messages)
+    return variables
+
+
+def render_user_prompt(config: EvaluatorConfig, context: EvaluationContext) -> str:
+    """The judge's user prompt: the case's ``prompt`` or the default template, filled in."""
+    custom = config.prompt if config.prompt and config.prompt.strip() else None
+    template = custom or DEFAULT_EVALUATOR_TEMPLATE
+    return render_evaluator_prompt(template, prompt_variables(context, template))
+
+
+@dataclass
+class JudgeExchange(Generic[ParsedT]):
+    """The outcome of asking a judge until its reply parses (or attempts run out)."""
+
+    parsed: ParsedT | Unscored
+    outputs: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+
+async def ask_judge(
+    judge: JudgeClient,
+    *,
+    system_prompt: str,
+    user_prompt: str,
+    schema: dict[str, Any],
+    parse: Callable[[str], ParsedT | Unscored],
+    attempts: int,
+    case_id: str,
+) -> JudgeExchange[ParsedT]:
+    """Call the judge until ``parse`` accepts its reply, at most ``attempts`` times.
+
+    A provider failure (after the provider's own retries) ends the exchange at once.
+    """
+    exchange: JudgeExchange[ParsedT] = JudgeExchange(Unscored("the judge was not asked"))
+    chat = (
+        ChatMessage(role="system", content=system_prompt),
+        ChatMessage(role="user", content=user_prompt),
+    )
+    for attempt in range(max(1, attempts)):
+        request = ProviderRequest(
+            question=user_prompt,
+            chat_prompt=chat,
+            role=CallRole.JUDGE,
+            options=ModelOptions(json_schema=schema),
+            case_id=case_id,
+            attempt=attempt,
+        )
+        try:
+            response = await judge.complete(request)
+        except ProviderError as exc:
+            exchange.parsed = Unscored(f"the judge call failed: {exc.detail}")
+            exchange.reasons.append(exchange.parsed.reason)
+            return exchange
+        exchange.outputs.append(response.text)
+        exchange.parsed = parse(response.text)
+        if not isinstance(exchange.parsed, Unscored):
+            return exchange
+        exchange.reasons.append(exchange.parsed.reason)
+    return exchange
+
+
+def unscored_result(
+    config: EvaluatorConfig, exchange: JudgeExchange[Any], reason: str
+) -> EvaluatorResult:
+    """The ``judge_error`` result of an exchange that gave no grade; raw replies kept."""
+    return EvaluatorResult(
+        name=config.name,
+        type=config.type,
+        score=None,
+        verdict=None,
+        reasoning=reason,
+        weight=config.weight,
+        status="judge_error",
+        raw_output=exchange.outputs[-1] if exchange.outputs else None,
+        details={
+            "attempts": len(exchange.outputs),
+            "reasons": exchange.reasons,
+            "outputs": exchange.outputs,
+        },
+    )
+
+
+class LlmJudgeEvaluator:
+    """Grades with a judge model; delegates to rubric checks when the config has rubrics."""
+
+    def __init__(self, rubric_evaluator: Evaluator | None = None) -> None:
+        self._rubrics = rubric_evaluator
+
+    async def evaluate(
+        self, config: EvaluatorConfig, context: EvaluationContext
+    ) -> EvaluatorOutcome:
+        """Ask the judge for a verdict on the candidate answer."""
+        if config.rubrics and self._rubrics is not None:
+            return await self._rubrics.evaluate(config, context)
+        judge = context.judge_for(config)
+        user_prompt = render_user_prompt(config, context)
+        raw_request = EvaluatorRawRequest(
+            user_prompt=user_prompt, system_prompt=JUDGE_SYSTEM_PROMPT, target=judge.name
+        )
+        exchange = await ask_judge(
+            judge,
+            system_prompt=JUDGE_SYSTEM_PROMPT,
+            user_prompt=user_prompt,
+            schema=VERDICT_SCHEMA,
+            parse=parse_verdict,
+            attempts=context.judge_attempts,
+            case_id=context.case.id,
+        )
+        if isinstance(exchange.parsed, Unscored):
+            result = unscored_result(config, exchange, exchange.parsed.reason)
+            return EvaluatorOutcome(result=result, raw_request=raw_request)
+        return EvaluatorOutcome(
+            result=_graded_result(config, exchange.parsed, context), raw_request=raw_request
+        )
+
+
+def _graded_result(
+    config: EvaluatorConfig, verdict: JudgeVerdict, context: EvaluationContext
+) -> EvaluatorResult:
+    return EvaluatorResult(
+        name=config.name,
+        type=config.type,
+        score=verdict.score,
+        verdict=verdict_for(verdict.score, context.thresholds),
+        hits=list(verdict.hits),
+        misses=list(verdict.misses),
+        reasoning=verdict.reasoning or None,
+        weight=config.weight,
+    )

@@ -1,0 +1,150 @@
+"""Anthropic Messages API (``POST /v1/messages``).
+
+System text goes in the top-level ``system`` field; ``messages`` strictly alternate user and
+assistant, starting with the user; ``max_tokens`` is required. Structured output is forced
+tool use: one tool whose ``input_schema`` is the schema and a ``tool_choice`` naming it; the
+reply's text is then the JSON of the tool's input. Usage is ``usage.input_tokens`` /
+``usage.output_tokens``; errors are ``{"type": "error", "error": {"type", "message"}}``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import httpx
+from pydantic import BaseModel
+
+from app.providers.base import ProviderRequest, ProviderResponse, Usage
+from app.providers.http import HttpAdapter, UpstreamError, model_options
+from app.providers.json_schema import resolve_refs
+from app.providers.targets import AnthropicTarget
+from app.providers.turns import alternating_conversation
+
+ANTHROPIC_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 4096
+
+
+class _Block(BaseModel):
+    type: str
+    text: str | None = None
+    name: str | None = None
+    input: Any = None
+
+
+class _Usage(BaseModel):
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class Message(BaseModel):
+    """The parts of a Messages reply the service reads."""
+
+    type: Literal["message"] = "message"
+    model: str | None = None
+    content: list[_Block]
+    stop_reason: str | None = None
+    usage: _Usage | None = None
+
+
+class _ErrorDetail(BaseModel):
+    type: str | None = None
+    message: str = ""
+
+
+class _ErrorBody(BaseModel):
+    error: _ErrorDetail
+
+
+def messages_body(
+    request: ProviderRequest,
+    *,
+    model: str,
+    temperature: float | None,
+    max_output_tokens: int | None,
+) -> tuple[dict[str, Any], list[str]]:
+    """The Messages body for ``request`` and the rewrites applied (pure)."""
+    conversation = alternating_conversation(
+        request.chat_prompt, question=request.question, api="Anthropic"
+    )
+    temperature, max_tokens = model_options(request, temperature, max_output_tokens)
+    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens or DEFAULT_MAX_TOKENS}
+    if conversation.system is not None:
+        body["system"] = conversation.system
+    body["messages"] = [{"role": t.role, "content": t.text} for t in conversation.turns]
+    if temperature is not None:
+        body["temperature"] = temperature
+    schema = request.options.json_schema
+    if schema is not None:
+        name = request.options.json_schema_name
+        body["tools"] = [
+            {
+                "name": name,
+                "description": "Record the answer in the required structure.",
+                "input_schema": resolve_refs(schema),
+            }
+        ]
+        body["tool_choice"] = {"type": "tool", "name": name}
+    return body, conversation.rewrites
+
+
+class AnthropicAdapter(HttpAdapter):
+    """``POST {base_url}/v1/messages`` with ``x-api-key`` and ``anthropic-version``."""
+
+    api = "Anthropic"
+
+    def __init__(
+        self,
+        target: AnthropicTarget,
+        *,
+        transport: httpx.AsyncBaseTransport | None,
+        timeout_seconds: float,
+    ) -> None:
+        key = target.api_key.get_secret_value()
+        super().__init__(
+            target.name, secrets=[key], transport=transport, timeout_seconds=timeout_seconds
+        )
+        self.target = target
+        self._key = key
+
+    def build_body(self, request: ProviderRequest) -> tuple[dict[str, Any], list[str]]:
+        """See ``messages_body``."""
+        return messages_body(
+            request,
+            model=self.target.model,
+            temperature=self.target.temperature,
+            max_output_tokens=self.target.max_output_tokens,
+        )
+
+    def url(self) -> str:
+        """``{base_url}/v1/messages``."""
+        return self.target.base_url.rstrip("/") + "/v1/messages"
+
+    def headers(self) -> dict[str, str]:
+        """The key and the API version."""
+        return {"x-api-key": self._key, "anthropic-version": ANTHROPIC_VERSION}
+
+    def parse_reply(self, payload: Any, request: ProviderRequest) -> ProviderResponse:
+        """Text blocks joined, or the forced tool's input as JSON for structured output."""
+        reply = Message.model_validate(payload)
+        text = "".join(block.text or "" for block in reply.content if block.type == "text")
+        if request.options.json_schema is not None:
+            tool_inputs = [block.input for block in reply.content if block.type == "tool_use"]
+            if tool_inputs:
+                text = json.dumps(tool_inputs[0], ensure_ascii=False)
+        usage = reply.usage or _Usage()
+        return ProviderResponse(
+            text=text,
+            usage=Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens),
+            model=reply.model,
+            finish_reason=reply.stop_reason,
+        )
+
+    def parse_error(self, payload: Any) -> UpstreamError | None:
+        """``error.message`` and ``error.type`` (and ``error.details.error_code``)."""
+        if not isinstance(payload, dict) or not isinstance(payload.get("error"), dict):
+            return None
+        error = _ErrorBody.model_validate(payload).error
+        details = payload["error"].get("details")
+        code = details.get("error_code") if isinstance(details, dict) else None
+        return UpstreamError(message=error.message, code=code or error.type)

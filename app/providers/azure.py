@@ -1,0 +1,67 @@
+"""Azure OpenAI: Chat Completions on a deployment, authenticated with the ``api-key`` header.
+
+``POST {endpoint}/openai/deployments/{deployment}/chat/completions?api-version=...``. The
+body and reply are OpenAI's (the model is the deployment, so the body names none). Azure sends
+``retry-after-ms`` as well as ``Retry-After`` on 429; both are honoured.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from app.providers.base import ProviderRequest, ProviderResponse
+from app.providers.http import HttpAdapter, UpstreamError
+from app.providers.openai import chat_completions_body, parse_chat_completion, parse_openai_error
+from app.providers.targets import AzureTarget
+
+
+class AzureAdapter(HttpAdapter):
+    """One Azure OpenAI deployment."""
+
+    api = "Azure OpenAI"
+
+    def __init__(
+        self,
+        target: AzureTarget,
+        *,
+        transport: httpx.AsyncBaseTransport | None,
+        timeout_seconds: float,
+    ) -> None:
+        key = target.api_key.get_secret_value()
+        super().__init__(
+            target.name, secrets=[key], transport=transport, timeout_seconds=timeout_seconds
+        )
+        self.target = target
+        self._key = key
+
+    def build_body(self, request: ProviderRequest) -> tuple[dict[str, Any], list[str]]:
+        """The Chat Completions body without ``model``."""
+        return chat_completions_body(
+            request,
+            model=None,
+            temperature=self.target.temperature,
+            max_output_tokens=self.target.max_output_tokens,
+        )
+
+    def url(self) -> str:
+        """The deployment's chat completions URL with its ``api-version``."""
+        deployment = quote(self.target.deployment, safe="")
+        return (
+            f"{self.target.base_url()}/deployments/{deployment}/chat/completions"
+            f"?api-version={quote(self.target.version, safe='')}"
+        )
+
+    def headers(self) -> dict[str, str]:
+        """The ``api-key`` header."""
+        return {"api-key": self._key}
+
+    def parse_reply(self, payload: Any, request: ProviderRequest) -> ProviderResponse:  # noqa: ARG002
+        """OpenAI's reply shape."""
+        return parse_chat_completion(payload)
+
+    def parse_error(self, payload: Any) -> UpstreamError | None:
+        """OpenAI's error shape."""
+        return parse_openai_error(payload)

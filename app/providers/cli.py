@@ -1,0 +1,152 @@
+"""The agent provider: runs an operator-defined program per call.
+
+Only the targets file defines the command (``command_template``); requests never do. The
+template is split with ``shlex`` at load time and run without a shell; ``{PROMPT_FILE}``,
+``{OUTPUT_FILE}`` and ``{EVAL_ID}`` are replaced inside argv items, so request data can never
+become extra arguments or shell syntax. The question is written to the prompt file; the answer
+is the output file if the program wrote one, else its stdout. The program runs in a fresh
+temporary folder (unless ``cwd`` is set) with a clean environment (``PATH``, ``HOME``,
+``LANG`` and the target's own ``env``), and its whole process group is killed on timeout or
+when the caller is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from app.providers.base import ProviderKind, ProviderRequest, ProviderResponse
+from app.providers.errors import ProviderError, ProviderTimeout, redact
+from app.providers.preview import ProviderPreview
+from app.providers.targets import CliTarget
+
+PROMPT_FILE = "{PROMPT_FILE}"
+OUTPUT_FILE = "{OUTPUT_FILE}"
+EVAL_ID = "{EVAL_ID}"
+_STDERR_TAIL = 2000
+
+
+def command_argv(
+    template: list[str], *, prompt_file: str, output_file: str, eval_id: str
+) -> list[str]:
+    """The argv with placeholders filled in; each item stays exactly one argument."""
+    return [
+        item.replace(PROMPT_FILE, prompt_file)
+        .replace(OUTPUT_FILE, output_file)
+        .replace(EVAL_ID, eval_id)
+        for item in template
+    ]
+
+
+def clean_environment(path: str, home: str, extra: Mapping[str, str]) -> dict[str, str]:
+    """The only variables the program sees."""
+    return {"PATH": path, "HOME": home, "LANG": "C.UTF-8", **extra}
+
+
+def _kill_group(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+class CliAdapter:
+    """One operator-defined command, run once per call."""
+
+    kind: ProviderKind = "agent"
+
+    def __init__(self, target: CliTarget, *, path: str) -> None:
+        self.target = target
+        self.name = target.name
+        self._argv = target.argv()
+        self._path = path
+        self._secrets = target.secret_values()
+
+    def preview(self, request: ProviderRequest) -> ProviderPreview:
+        """The argv (placeholders named) and the prompt file's content."""
+        argv = command_argv(
+            self._argv,
+            prompt_file="<prompt file>",
+            output_file="<output file>",
+            eval_id=request.case_id or "",
+        )
+        body = {"argv": [redact(item, self._secrets) for item in argv], "prompt": request.question}
+        return ProviderPreview(body=body, rewrites=[])
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """Run the command on the question; kill it on timeout or cancellation."""
+        workdir = Path(tempfile.mkdtemp(prefix="eval-cli-"))
+        try:
+            return await self._run(request, workdir)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    async def _run(self, request: ProviderRequest, workdir: Path) -> ProviderResponse:
+        prompt_file = workdir / "prompt.md"
+        output_file = workdir / "answer.txt"
+        prompt_file.write_text(request.question, encoding="utf-8")
+        argv = command_argv(
+            self._argv,
+            prompt_file=str(prompt_file),
+            output_file=str(output_file),
+            eval_id=request.case_id or "",
+        )
+        started = time.perf_counter()
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(self.target.cwd or workdir),
+            env=clean_environment(self._path, str(workdir), self.target.env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            async with asyncio.timeout(self.target.timeout_seconds):
+                stdout, stderr = await process.communicate()
+        except TimeoutError:
+            raise ProviderTimeout(
+                f"target {self.name!r}: CLI provider timed out after "
+                f"{self.target.timeout_seconds:g}s",
+                target=self.name,
+                retryable=False,
+            ) from None
+        finally:
+            _kill_group(process)
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    await asyncio.shield(process.wait())
+        return self._response(process.returncode, stdout, stderr, output_file, started)
+
+    def _response(
+        self, code: int | None, stdout: bytes, stderr: bytes, output_file: Path, started: float
+    ) -> ProviderResponse:
+        if code != 0:
+            message = (stderr or stdout).decode("utf-8", "replace").strip()[-_STDERR_TAIL:]
+            raise ProviderError(
+                f"target {self.name!r}: {redact(message, self._secrets)} (exit code {code})",
+                target=self.name,
+            )
+        if output_file.is_file() and output_file.stat().st_size > 0:
+            text = output_file.read_text(encoding="utf-8", errors="replace")
+            source = "output_file"
+        else:
+            text = stdout.decode("utf-8", "replace")
+            source = "stdout"
+        text = text.strip()
+        return ProviderResponse(
+            text=text,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            model=None,
+            finish_reason="exit",
+            raw={"source": source, "exit_code": code},
+        )
+
+    async def aclose(self) -> None:
+        """Nothing long-lived to release."""

@@ -1,0 +1,175 @@
+"""Google Gemini ``generateContent`` (``POST /v1beta/models/{model}:generateContent``).
+
+System text goes in ``systemInstruction``; ``contents`` alternate roles ``user`` and
+``model``, starting with the user. Structured output sets
+``generationConfig.responseMimeType = application/json`` and ``responseSchema`` (an OpenAPI
+3.0 subset). Usage is ``usageMetadata.promptTokenCount`` / ``candidatesTokenCount``. Errors are
+``{"error": {"code", "message", "status", "details"}}``; a ``RetryInfo`` detail's
+``retryDelay`` is honoured like ``Retry-After``. The key travels in ``x-goog-api-key``, never
+in the URL.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel, Field
+
+from app.providers.base import ProviderRequest, ProviderResponse, Usage
+from app.providers.http import HttpAdapter, UpstreamError, model_options
+from app.providers.json_schema import gemini_schema
+from app.providers.targets import GeminiTarget
+from app.providers.turns import alternating_conversation
+
+
+class _Part(BaseModel):
+    text: str | None = None
+    thought: bool | None = None
+
+
+class _Content(BaseModel):
+    parts: list[_Part] = Field(default_factory=list)
+
+
+class _Candidate(BaseModel):
+    content: _Content | None = None
+    finishReason: str | None = None
+
+
+class _UsageMetadata(BaseModel):
+    promptTokenCount: int | None = None
+    candidatesTokenCount: int | None = None
+
+
+class GenerateContentResponse(BaseModel):
+    """The parts of a ``generateContent`` reply the service reads."""
+
+    candidates: list[_Candidate] = Field(min_length=1)
+    usageMetadata: _UsageMetadata | None = None
+    modelVersion: str | None = None
+
+
+class _ErrorDetail(BaseModel):
+    code: int | None = None
+    message: str = ""
+    status: str | None = None
+    details: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class _ErrorBody(BaseModel):
+    error: _ErrorDetail
+
+
+def generate_content_body(
+    request: ProviderRequest, *, temperature: float | None, max_output_tokens: int | None
+) -> tuple[dict[str, Any], list[str]]:
+    """The ``generateContent`` body for ``request`` and the rewrites applied (pure)."""
+    conversation = alternating_conversation(
+        request.chat_prompt, question=request.question, api="Gemini"
+    )
+    body: dict[str, Any] = {}
+    if conversation.system is not None:
+        body["systemInstruction"] = {"parts": [{"text": conversation.system}]}
+    body["contents"] = [
+        {"role": "model" if t.role == "assistant" else "user", "parts": [{"text": t.text}]}
+        for t in conversation.turns
+    ]
+    temperature, max_tokens = model_options(request, temperature, max_output_tokens)
+    config: dict[str, Any] = {}
+    if temperature is not None:
+        config["temperature"] = temperature
+    if max_tokens is not None:
+        config["maxOutputTokens"] = max_tokens
+    if request.options.json_schema is not None:
+        config["responseMimeType"] = "application/json"
+        config["responseSchema"] = gemini_schema(request.options.json_schema)
+    if config:
+        body["generationConfig"] = config
+    return body, conversation.rewrites
+
+
+def _retry_delay(details: list[dict[str, Any]]) -> float | None:
+    for detail in details:
+        delay = detail.get("retryDelay")
+        if str(detail.get("@type", "")).endswith("RetryInfo") and isinstance(delay, str):
+            try:
+                return float(delay.removesuffix("s"))
+            except ValueError:
+                return None
+    return None
+
+
+def _daily_quota_spent(details: list[dict[str, Any]]) -> bool:
+    """A ``QuotaFailure`` on a per-day quota will not pass by retrying within the call."""
+    for detail in details:
+        for violation in detail.get("violations", []) or []:
+            if isinstance(violation, dict) and "PerDay" in str(violation.get("quotaId", "")):
+                return True
+    return False
+
+
+class GeminiAdapter(HttpAdapter):
+    """One Gemini model."""
+
+    api = "Gemini"
+
+    def __init__(
+        self,
+        target: GeminiTarget,
+        *,
+        transport: httpx.AsyncBaseTransport | None,
+        timeout_seconds: float,
+    ) -> None:
+        key = target.api_key.get_secret_value()
+        super().__init__(
+            target.name, secrets=[key], transport=transport, timeout_seconds=timeout_seconds
+        )
+        self.target = target
+        self._key = key
+
+    def build_body(self, request: ProviderRequest) -> tuple[dict[str, Any], list[str]]:
+        """See ``generate_content_body``."""
+        return generate_content_body(
+            request,
+            temperature=self.target.temperature,
+            max_output_tokens=self.target.max_output_tokens,
+        )
+
+    def url(self) -> str:
+        """``{base_url}/v1beta/models/{model}:generateContent``."""
+        model = quote(self.target.model.removeprefix("models/"), safe="")
+        return f"{self.target.base_url.rstrip('/')}/v1beta/models/{model}:generateContent"
+
+    def headers(self) -> dict[str, str]:
+        """The ``x-goog-api-key`` header."""
+        return {"x-goog-api-key": self._key}
+
+    def parse_reply(self, payload: Any, request: ProviderRequest) -> ProviderResponse:  # noqa: ARG002
+        """The first candidate's text parts (thoughts left out), usage and finish reason."""
+        reply = GenerateContentResponse.model_validate(payload)
+        candidate = reply.candidates[0]
+        parts = candidate.content.parts if candidate.content else []
+        text = "".join(part.text or "" for part in parts if not part.thought)
+        usage = reply.usageMetadata or _UsageMetadata()
+        return ProviderResponse(
+            text=text,
+            usage=Usage(
+                input_tokens=usage.promptTokenCount, output_tokens=usage.candidatesTokenCount
+            ),
+            model=reply.modelVersion or self.target.model,
+            finish_reason=candidate.finishReason,
+        )
+
+    def parse_error(self, payload: Any) -> UpstreamError | None:
+        """``error.message``, ``error.status`` and a ``RetryInfo`` delay if any."""
+        if not isinstance(payload, dict) or not isinstance(payload.get("error"), dict):
+            return None
+        error = _ErrorBody.model_validate(payload).error
+        return UpstreamError(
+            message=error.message,
+            code=error.status,
+            retry_after=_retry_delay(error.details),
+            quota_exhausted=_daily_quota_spent(error.details),
+        )

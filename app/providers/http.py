@@ -1,0 +1,228 @@
+"""What every HTTP adapter shares: its client, one attempt, and the upstream error mapping."""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import aiohttp
+import httpx
+from httpx_aiohttp import AiohttpTransport
+from pydantic import BaseModel, ValidationError
+
+from app.providers.base import ProviderKind, ProviderRequest, ProviderResponse
+from app.providers.errors import (
+    ProviderError,
+    ProviderQuotaExhausted,
+    ProviderRateLimited,
+    ProviderRejected,
+    ProviderResponseInvalid,
+    ProviderTimeout,
+    ProviderUnavailable,
+    redact,
+)
+from app.providers.preview import ProviderPreview
+from app.providers.retry import parse_retry_after
+
+# Error codes and phrases that mean money or quota ran out: retrying cannot help.
+QUOTA_MARKERS = (
+    "insufficient_quota",
+    "billing_hard_limit",
+    "billing_not_active",
+    "enforced_spend_limit",
+    "credit balance",
+    "credit_balance",
+    "spend limit",
+)
+
+
+class UpstreamError(BaseModel):
+    """An error as read from an upstream body: its message and machine code, if any."""
+
+    message: str
+    code: str | None = None
+    retry_after: float | None = None
+    quota_exhausted: bool = False
+
+
+def scrub(value: Any, secrets: Sequence[str]) -> Any:
+    """A copy of a JSON value with every secret removed from its strings."""
+    if isinstance(value, dict):
+        return {key: scrub(item, secrets) for key, item in value.items()}
+    if isinstance(value, list):
+        return [scrub(item, secrets) for item in value]
+    if isinstance(value, str):
+        return redact(value, secrets)
+    return value
+
+
+def is_quota_error(error: UpstreamError) -> bool:
+    """Whether an upstream error says the quota or budget is exhausted."""
+    text = f"{error.code or ''} {error.message}".lower()
+    return error.quota_exhausted or any(marker in text for marker in QUOTA_MARKERS)
+
+
+def upstream_error(
+    target: str, api: str, status: int, headers: Mapping[str, str], error: UpstreamError
+) -> ProviderError:
+    """The ``ProviderError`` for an upstream error status, retryable or not."""
+    detail = f"target {target!r}: {api} answered {status}: {error.message}"
+    if status == 402 or (400 <= status < 500 and is_quota_error(error)):
+        return ProviderQuotaExhausted(detail, target=target, upstream_status=status)
+    retry_after = parse_retry_after(headers)
+    if retry_after is None:
+        retry_after = error.retry_after
+    if status == 429:
+        return ProviderRateLimited(detail, target=target, retry_after=retry_after)
+    if status == 408:
+        return ProviderTimeout(
+            detail, target=target, upstream_status=status, retry_after=retry_after
+        )
+    if status == 409 or status >= 500:
+        return ProviderUnavailable(
+            detail, target=target, upstream_status=status, retry_after=retry_after
+        )
+    return ProviderRejected(detail, target=target, upstream_status=status)
+
+
+def default_transport() -> httpx.AsyncBaseTransport:
+    """The adapters' transport: aiohttp under the httpx API.
+
+    httpx's own async pool costs several ms of CPU per request under concurrency, which caps
+    a 2-core service far below the request rates its providers allow.
+    """
+    return AiohttpTransport(limits=httpx.Limits(max_connections=1000, keepalive_expiry=30))
+
+
+def _refused_connection(exc: httpx.TimeoutException) -> bool:
+    """Whether a "timeout" is really a refused or failed connection.
+
+    httpx-aiohttp maps every aiohttp connection error, refusals included, to ConnectTimeout.
+    """
+    cause = exc.__cause__
+    return isinstance(cause, aiohttp.ClientConnectionError) and not isinstance(cause, TimeoutError)
+
+
+class HttpAdapter(ABC):
+    """One wire format over one long-lived ``httpx.AsyncClient``; one attempt per call."""
+
+    kind: ProviderKind = "api"
+    api: ClassVar[str] = "provider"
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        secrets: Sequence[str],
+        transport: httpx.AsyncBaseTransport | None,
+        timeout_seconds: float,
+    ) -> None:
+        self.name = name
+        self._secrets = [s for s in secrets if s]
+        self._client = httpx.AsyncClient(
+            transport=transport or default_transport(),
+            timeout=httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds)),
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+            follow_redirects=False,
+        )
+
+    @abstractmethod
+    def build_body(self, request: ProviderRequest) -> tuple[dict[str, Any], list[str]]:
+        """The JSON body for ``request`` and the rewrites applied (pure; used by preview)."""
+
+    @abstractmethod
+    def url(self) -> str:
+        """Where the call goes."""
+
+    @abstractmethod
+    def headers(self) -> dict[str, str]:
+        """Request headers, authentication included (never logged or echoed)."""
+
+    @abstractmethod
+    def parse_reply(self, payload: Any, request: ProviderRequest) -> ProviderResponse:
+        """Read text, usage, model and finish reason from a success body."""
+
+    @abstractmethod
+    def parse_error(self, payload: Any) -> UpstreamError | None:
+        """Read the message (and code) of an error body; ``None`` if it has none."""
+
+    def preview(self, request: ProviderRequest) -> ProviderPreview:
+        """What ``complete`` would send, without sending it."""
+        body, rewrites = self.build_body(request)
+        return ProviderPreview(body=scrub(body, self._secrets), rewrites=rewrites)
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """Send one request; map every failure into the ``ProviderError`` tree."""
+        body, _ = self.build_body(request)
+        started = time.perf_counter()
+        try:
+            response = await self._client.post(self.url(), json=body, headers=self.headers())
+        except httpx.TimeoutException as exc:
+            if _refused_connection(exc):
+                reason = type(exc.__cause__).__name__
+                raise ProviderUnavailable(
+                    f"target {self.name!r}: cannot reach {self.api} ({reason})",
+                    target=self.name,
+                ) from exc
+            raise ProviderTimeout(
+                f"target {self.name!r}: {self.api} did not answer in time ({type(exc).__name__})",
+                target=self.name,
+            ) from exc
+        except httpx.TransportError as exc:
+            raise ProviderUnavailable(
+                f"target {self.name!r}: cannot reach {self.api} ({type(exc).__name__})",
+                target=self.name,
+            ) from exc
+        latency_ms = (time.perf_counter() - started) * 1000
+        payload = self._json(response)
+        if response.status_code >= 400:
+            raise self._error_for(response, payload)
+        if payload is None:
+            raise self._invalid(f"answered {response.status_code} with a body that is not JSON")
+        try:
+            reply = self.parse_reply(payload, request)
+        except (ValidationError, ValueError, KeyError, IndexError, TypeError) as exc:
+            raise self._invalid(
+                f"reply does not match the wire format ({exc.__class__.__name__})"
+            ) from exc
+        return reply.model_copy(
+            update={"latency_ms": latency_ms, "raw": scrub(payload, self._secrets)}
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP client and its connections."""
+        await self._client.aclose()
+
+    def _json(self, response: httpx.Response) -> Any:
+        try:
+            return response.json()
+        except ValueError:
+            return None
+
+    def _error_for(self, response: httpx.Response, payload: Any) -> ProviderError:
+        try:
+            error = self.parse_error(payload) if payload is not None else None
+        except (ValidationError, ValueError, KeyError, TypeError):
+            error = None
+        if error is None:
+            error = UpstreamError(message=response.reason_phrase or "no error message")
+        error = error.model_copy(update={"message": redact(error.message, self._secrets)[:500]})
+        return upstream_error(self.name, self.api, response.status_code, response.headers, error)
+
+    def _invalid(self, problem: str) -> ProviderResponseInvalid:
+        return ProviderResponseInvalid(
+            f"target {self.name!r}: {self.api} {problem}", target=self.name
+        )
+
+
+def model_options(
+    request: ProviderRequest, temperature: float | None, max_output_tokens: int | None
+) -> tuple[float | None, int | None]:
+    """Temperature and output-token limit: the request's, else the target's."""
+    options = request.options
+    return (
+        options.temperature if options.temperature is not None else temperature,
+        options.max_output_tokens if options.max_output_tokens is not None else max_output_tokens,
+    )

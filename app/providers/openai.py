@@ -1,0 +1,161 @@
+"""OpenAI Chat Completions, on api.openai.com or any OpenAI-compatible server.
+
+Works with vLLM, Ollama, LM Studio and llama.cpp's server through ``base_url``. Usage is read
+from ``usage.prompt_tokens`` / ``usage.completion_tokens``; errors from ``error.message`` and
+``error.code`` (``insufficient_quota`` means the account is out of credit: never retried).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, Field
+
+from app.providers.base import ProviderRequest, ProviderResponse, Usage
+from app.providers.http import HttpAdapter, UpstreamError, model_options
+from app.providers.json_schema import openai_strict_schema
+from app.providers.targets import OpenAITarget
+from app.providers.turns import openai_messages
+
+
+class _Message(BaseModel):
+    content: str | None = None
+    refusal: str | None = None
+
+
+class _Choice(BaseModel):
+    message: _Message
+    finish_reason: str | None = None
+
+
+class _Usage(BaseModel):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class ChatCompletion(BaseModel):
+    """The parts of a Chat Completions reply the service reads."""
+
+    model: str | None = None
+    choices: list[_Choice] = Field(min_length=1)
+    usage: _Usage | None = None
+
+
+class _ErrorDetail(BaseModel):
+    message: str = ""
+    code: str | int | None = None
+    type: str | None = None
+
+
+class _ErrorBody(BaseModel):
+    error: _ErrorDetail | str
+
+
+def chat_completions_body(
+    request: ProviderRequest,
+    *,
+    model: str | None,
+    temperature: float | None,
+    max_output_tokens: int | None,
+    max_tokens_key: str = "max_tokens",
+) -> tuple[dict[str, Any], list[str]]:
+    """The Chat Completions body for ``request`` and the rewrites applied (pure)."""
+    messages, rewrites = openai_messages(request.chat_prompt)
+    body: dict[str, Any] = {}
+    if model is not None:
+        body["model"] = model
+    body["messages"] = messages
+    temperature, max_tokens = model_options(request, temperature, max_output_tokens)
+    if temperature is not None:
+        body["temperature"] = temperature
+    if max_tokens is not None:
+        body[max_tokens_key] = max_tokens
+    schema = request.options.json_schema
+    if schema is not None:
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": request.options.json_schema_name,
+                "schema": openai_strict_schema(schema),
+                "strict": True,
+            },
+        }
+    return body, rewrites
+
+
+def parse_chat_completion(payload: Any) -> ProviderResponse:
+    """Text, usage, model and finish reason of a Chat Completions reply."""
+    reply = ChatCompletion.model_validate(payload)
+    choice = reply.choices[0]
+    text = choice.message.content
+    if text is None:
+        text = choice.message.refusal or ""
+    usage = reply.usage or _Usage()
+    return ProviderResponse(
+        text=text,
+        usage=Usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens),
+        model=reply.model,
+        finish_reason=choice.finish_reason,
+    )
+
+
+def parse_openai_error(payload: Any) -> UpstreamError | None:
+    """The message and code of an OpenAI-style error body."""
+    if not isinstance(payload, dict) or "error" not in payload:
+        return None
+    error = _ErrorBody.model_validate(payload).error
+    if isinstance(error, str):
+        return UpstreamError(message=error)
+    code = error.code if error.code is not None else error.type
+    return UpstreamError(message=error.message, code=None if code is None else str(code))
+
+
+class OpenAIAdapter(HttpAdapter):
+    """``POST {base_url}/chat/completions`` with a bearer key (optional for local servers)."""
+
+    api = "OpenAI"
+
+    def __init__(
+        self,
+        target: OpenAITarget,
+        *,
+        transport: httpx.AsyncBaseTransport | None,
+        timeout_seconds: float,
+    ) -> None:
+        key = target.api_key.get_secret_value() if target.api_key else ""
+        super().__init__(
+            target.name, secrets=[key], transport=transport, timeout_seconds=timeout_seconds
+        )
+        self.target = target
+        self._key = key
+        official = httpx.URL(target.base_url).host == "api.openai.com"
+        # api.openai.com deprecated max_tokens (reasoning models refuse it); other servers
+        # implementing the API mostly know only max_tokens.
+        self._max_tokens_key = "max_completion_tokens" if official else "max_tokens"
+
+    def build_body(self, request: ProviderRequest) -> tuple[dict[str, Any], list[str]]:
+        """The Chat Completions body (see ``chat_completions_body``)."""
+        return chat_completions_body(
+            request,
+            model=self.target.model,
+            temperature=self.target.temperature,
+            max_output_tokens=self.target.max_output_tokens,
+            max_tokens_key=self._max_tokens_key,
+        )
+
+    def url(self) -> str:
+        """``{base_url}/chat/completions``."""
+        return self.target.base_url.rstrip("/") + "/chat/completions"
+
+    def headers(self) -> dict[str, str]:
+        """Bearer authentication when a key is configured."""
+        return {"Authorization": f"Bearer {self._key}"} if self._key else {}
+
+    def parse_reply(self, payload: Any, request: ProviderRequest) -> ProviderResponse:  # noqa: ARG002
+        """See ``parse_chat_completion``."""
+        return parse_chat_completion(payload)
+
+    def parse_error(self, payload: Any) -> UpstreamError | None:
+        """See ``parse_openai_error``."""
+        return parse_openai_error(payload)

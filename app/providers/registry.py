@@ -1,0 +1,279 @@
+"""Targets by name: each one's adapter, limiters and retry policy, built once per app.
+
+The evaluation layer calls ``registry.get(name)`` and ``runtime.complete(request)`` and reads
+``runtime.kind``, ``runtime.judge_target`` and ``runtime.max_concurrency``. This is the only
+module that picks an adapter by provider name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+from pydantic import BaseModel, Field
+
+from app.providers.anthropic import AnthropicAdapter
+from app.providers.azure import AzureAdapter
+from app.providers.base import CallRole, ProviderKind, ProviderRequest, ProviderResponse
+from app.providers.cli import CliAdapter
+from app.providers.errors import ProviderRateLimited, ProviderTimeout, UnknownTarget
+from app.providers.gemini import GeminiAdapter
+from app.providers.limiter import AdaptiveLimiter, LimiterState
+from app.providers.mock import MockAdapter
+from app.providers.openai import OpenAIAdapter
+from app.providers.preview import ProviderPreview
+from app.providers.retry import RetryPolicy, Sleep, call_with_retries
+from app.providers.targets import (
+    AnthropicTarget,
+    AzureTarget,
+    CliTarget,
+    GeminiTarget,
+    MockTarget,
+    OpenAITarget,
+    TargetConfig,
+    load_targets,
+)
+from app.settings import Settings
+
+CLI_TIMEOUT_GRACE_SECONDS = 5.0
+
+
+class Adapter(Protocol):
+    """What the registry needs of an adapter: the ``Provider`` protocol plus ``preview``."""
+
+    kind: ProviderKind
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """One attempt."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release resources."""
+        ...
+
+    def preview(self, request: ProviderRequest) -> ProviderPreview:
+        """The body that would be sent."""
+        ...
+
+
+class TargetDescription(BaseModel):
+    """A target as ``GET /targets`` lists it: no secrets, live limiter state per role."""
+
+    name: str = Field(examples=["default"])
+    provider: str = Field(examples=["mock"])
+    kind: ProviderKind = Field(examples=["api"])
+    model: str | None = Field(None, examples=["gpt-4o-mini"])
+    base_url: str | None = Field(None, examples=["https://api.openai.com/v1"])
+    judge_target: str | None = Field(None, examples=[None])
+    max_concurrency: int = Field(examples=[8])
+    limits: dict[CallRole, LimiterState]
+
+
+def _strip_credentials(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def retry_policy(settings: Settings, config: TargetConfig) -> RetryPolicy:
+    """The settings' policy with the target's own retry keys applied."""
+    attempt_timeout = settings.provider_attempt_timeout_seconds
+    deadline = settings.provider_deadline_seconds
+    if isinstance(config, CliTarget):
+        attempt_timeout = config.timeout_seconds + CLI_TIMEOUT_GRACE_SECONDS
+        deadline = max(deadline, attempt_timeout)
+    return RetryPolicy(
+        base_seconds=(
+            config.retry_initial_delay_ms / 1000
+            if config.retry_initial_delay_ms is not None
+            else settings.retry_base_seconds
+        ),
+        cap_seconds=(
+            config.retry_max_delay_ms / 1000
+            if config.retry_max_delay_ms is not None
+            else settings.retry_cap_seconds
+        ),
+        max_attempts=(
+            config.max_retries + 1
+            if config.max_retries is not None
+            else settings.retry_max_attempts
+        ),
+        attempt_timeout_seconds=attempt_timeout,
+        deadline_seconds=deadline,
+    )
+
+
+class TargetRuntime:
+    """One configured target: its adapter behind per-role adaptive limits and retries."""
+
+    def __init__(
+        self,
+        config: TargetConfig,
+        adapter: Adapter,
+        *,
+        policy: RetryPolicy,
+        max_concurrency: int,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self.name = config.name
+        self.config = config
+        self.adapter = adapter
+        self.kind: ProviderKind = adapter.kind
+        self.judge_target = config.judge_target
+        self.max_concurrency = max_concurrency
+        self.policy = policy
+        self.limiters = {role: AdaptiveLimiter(max_concurrency) for role in CallRole}
+        self._sleep = sleep
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """Call the provider within the role's limit, retrying by policy, within the deadline.
+
+        Raises:
+            ProviderError: a subclass naming the target and the provider's message.
+        """
+        try:
+            async with asyncio.timeout(self.policy.deadline_seconds):
+                return await call_with_retries(
+                    lambda: self._attempt(request),
+                    self.policy,
+                    sleep=self._sleep,
+                    target=self.name,
+                )
+        except TimeoutError:
+            raise ProviderTimeout(
+                f"target {self.name!r}: no answer within the "
+                f"{self.policy.deadline_seconds:g}s deadline",
+                target=self.name,
+            ) from None
+
+    async def _attempt(self, request: ProviderRequest) -> ProviderResponse:
+        limiter = self.limiters[request.role]
+        async with limiter.slot():
+            try:
+                async with asyncio.timeout(self.policy.attempt_timeout_seconds):
+                    response = await self.adapter.complete(request)
+            except TimeoutError:
+                raise ProviderTimeout(
+                    f"target {self.name!r}: attempt took longer than "
+                    f"{self.policy.attempt_timeout_seconds:g}s",
+                    target=self.name,
+                ) from None
+            except ProviderRateLimited:
+                limiter.record_rate_limited()
+                raise
+            limiter.record_success()
+            return response
+
+    def preview(self, request: ProviderRequest) -> ProviderPreview:
+        """The body the adapter would send for ``request``, and its rewrites."""
+        return self.adapter.preview(request)
+
+    def describe(self) -> TargetDescription:
+        """Name, provider, model and live limiter state; never a key."""
+        config = self.config
+        model = getattr(config, "model", None) or getattr(config, "deployment", None)
+        base_url: str | None = None
+        if isinstance(config, AzureTarget):
+            base_url = config.base_url()
+        elif isinstance(config, OpenAITarget | AnthropicTarget | GeminiTarget):
+            base_url = config.base_url
+        return TargetDescription(
+            name=self.name,
+            provider=config.provider,
+            kind=self.kind,
+            model=model if isinstance(model, str) else None,
+            base_url=_strip_credentials(base_url) if base_url else None,
+            judge_target=self.judge_target,
+            max_concurrency=self.max_concurrency,
+            limits={role: limiter.state() for role, limiter in self.limiters.items()},
+        )
+
+    async def aclose(self) -> None:
+        """Close the adapter."""
+        await self.adapter.aclose()
+
+
+AdapterFactory = Callable[[TargetConfig], Adapter]
+
+
+class ProviderRegistry:
+    """All configured targets, built from the settings (and the targets file) once per app."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        environ: Mapping[str, str] | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self._settings = settings
+        self._transport = transport
+        self._environ = dict(environ or {})
+        self._sleep = sleep
+        configs = load_targets(settings.targets_file, self._environ)
+        self._runtimes: dict[str, TargetRuntime] = {}
+        for config in configs:
+            self._runtimes[config.name] = self.build_runtime(config)
+
+    def build_runtime(self, config: TargetConfig) -> TargetRuntime:
+        """A runtime for one target (also for a validated inline target; close it after use)."""
+        return TargetRuntime(
+            config,
+            self._adapter(config),
+            policy=retry_policy(self._settings, config),
+            max_concurrency=config.max_concurrency or self._settings.default_target_concurrency,
+            sleep=self._sleep,
+        )
+
+    def _adapter(self, config: TargetConfig) -> Adapter:
+        timeout = self._settings.provider_attempt_timeout_seconds
+        transport = self._transport
+        if isinstance(config, MockTarget):
+            return MockAdapter(config)
+        if isinstance(config, OpenAITarget):
+            return OpenAIAdapter(config, transport=transport, timeout_seconds=timeout)
+        if isinstance(config, AzureTarget):
+            return AzureAdapter(config, transport=transport, timeout_seconds=timeout)
+        if isinstance(config, AnthropicTarget):
+            return AnthropicAdapter(config, transport=transport, timeout_seconds=timeout)
+        if isinstance(config, GeminiTarget):
+            return GeminiAdapter(config, transport=transport, timeout_seconds=timeout)
+        return CliAdapter(config, path=self._environ.get("PATH", "/usr/bin:/bin"))
+
+    def get(self, name: str) -> TargetRuntime:
+        """The runtime of target ``name``.
+
+        Raises:
+            UnknownTarget: no target has that name (422, listing the known ones).
+        """
+        try:
+            return self._runtimes[name]
+        except KeyError:
+            raise UnknownTarget(name, self._runtimes) from None
+
+    def names(self) -> list[str]:
+        """Every target's name, in file order (``default`` last when built in)."""
+        return list(self._runtimes)
+
+    def describe(self) -> list[TargetDescription]:
+        """Every target without secrets, with live limiter state."""
+        return [runtime.describe() for runtime in self._runtimes.values()]
+
+    def preview(self, names: Sequence[str], request: ProviderRequest) -> dict[str, ProviderPreview]:
+        """For each named target, the exact body its adapter would send and the rewrites.
+
+        Raises:
+            UnknownTarget: for the first name that is not configured.
+        """
+        return {name: self.get(name).preview(request) for name in names}
+
+    async def aclose(self) -> None:
+        """Close every adapter's client."""
+        for runtime in self._runtimes.values():
+            await runtime.aclose()

@@ -1,0 +1,361 @@
+"""The targets file: named provider configurations, read once at start-up.
+
+The file is AgentV's targets file: ``targets:`` is a list of
+``{name, provider, judge_target?, workers?, ...provider keys}``; a value written
+``${{ VAR }}`` is read from the environment at load time. Keys accept AgentV's snake_case and
+camelCase spellings. Without a file, or when it defines no ``default``, a mock ``default``
+target exists so the service runs with no configuration at all.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import re
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+import yaml
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
+
+from app.providers.errors import InlineTargetRefused, TargetsFileError
+from app.settings import Settings
+
+logger = logging.getLogger("app.providers")
+
+DEFAULT_TARGET = "default"
+PROVIDER_ALIASES: dict[str, str] = {
+    "azure-openai": "azure",
+    "google": "gemini",
+    "google-gemini": "gemini",
+    "openai-compatible": "openai",
+    "claude": "anthropic",
+}
+# AgentV providers this service does not run; their targets are skipped with a warning.
+UNSUPPORTED_AGENTV_PROVIDERS = frozenset({"codex", "codex-cli", "vscode", "vscode-insiders"})
+SUPPORTED_PROVIDERS = frozenset({"mock", "openai", "azure", "anthropic", "gemini", "cli"})
+_SECRET_KEY = re.compile(r"key|token|secret|passw|auth|command|env", re.IGNORECASE)
+_VARIABLE = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+def _choices(*names: str) -> AliasChoices:
+    return AliasChoices(*names)
+
+
+class TargetBase(BaseModel):
+    """Keys every target accepts."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+    name: str = Field(min_length=1)
+    judge_target: str | None = Field(None, validation_alias=_choices("judge_target", "judgeTarget"))
+    max_concurrency: int | None = Field(
+        None, ge=1, validation_alias=_choices("max_concurrency", "maxConcurrency", "workers")
+    )
+    temperature: float | None = None
+    max_output_tokens: int | None = Field(
+        None, ge=1, validation_alias=_choices("max_output_tokens", "maxOutputTokens", "maxTokens")
+    )
+    max_retries: int | None = Field(
+        None, ge=0, validation_alias=_choices("max_retries", "maxRetries")
+    )
+    retry_initial_delay_ms: float | None = Field(
+        None, ge=0, validation_alias=_choices("retry_initial_delay_ms", "retryInitialDelayMs")
+    )
+    retry_max_delay_ms: float | None = Field(
+        None, ge=0, validation_alias=_choices("retry_max_delay_ms", "retryMaxDelayMs")
+    )
+    _secret_values: tuple[str, ...] = PrivateAttr(default=())
+
+    def secret_values(self) -> tuple[str, ...]:
+        """Every value read from the environment or marked secret: scrubbed from all output."""
+        keys = [
+            value.get_secret_value()
+            for value in (getattr(self, "api_key", None),)
+            if isinstance(value, SecretStr)
+        ]
+        return tuple(v for v in (*keys, *self._secret_values) if v)
+
+
+class MockTarget(TargetBase):
+    """The offline, deterministic provider: echo, a fixed text, or per-case answers."""
+
+    provider: Literal["mock"] = "mock"
+    response: str | None = None
+    answers: dict[str, str] = Field(default_factory=dict)
+    latency_ms: float = Field(0.0, ge=0, validation_alias=_choices("latency_ms", "latencyMs"))
+
+
+class OpenAITarget(TargetBase):
+    """Chat Completions on OpenAI or any OpenAI-compatible server."""
+
+    provider: Literal["openai"]
+    base_url: str = Field(
+        "https://api.openai.com/v1", validation_alias=_choices("base_url", "baseUrl", "baseURL")
+    )
+    api_key: SecretStr | None = Field(None, validation_alias=_choices("api_key", "apiKey"))
+    model: str
+
+
+class AzureTarget(TargetBase):
+    """An Azure OpenAI deployment."""
+
+    provider: Literal["azure"]
+    endpoint: str = Field(
+        validation_alias=_choices("endpoint", "resource", "resourceName", "resource_name")
+    )
+    api_key: SecretStr = Field(validation_alias=_choices("api_key", "apiKey"))
+    deployment: str = Field(
+        validation_alias=_choices("deployment", "deploymentName", "deployment_name", "model")
+    )
+    version: str = Field(
+        "2024-10-01-preview", validation_alias=_choices("version", "api_version", "apiVersion")
+    )
+
+    @field_validator("version")
+    @classmethod
+    def _strip_prefix(cls, value: str) -> str:
+        """AgentV accepts ``api-version=2024-...``; keep only the date."""
+        return value.removeprefix("api-version=")
+
+    def base_url(self) -> str:
+        """``https://<resource>.openai.azure.com/openai`` or ``<endpoint>/openai``."""
+        if self.endpoint.startswith(("http://", "https://")):
+            root = self.endpoint.rstrip("/")
+            return root if root.endswith("/openai") else root + "/openai"
+        return f"https://{self.endpoint}.openai.azure.com/openai"
+
+
+class AnthropicTarget(TargetBase):
+    """The Anthropic Messages API."""
+
+    provider: Literal["anthropic"]
+    api_key: SecretStr = Field(validation_alias=_choices("api_key", "apiKey"))
+    model: str = Field(validation_alias=_choices("model", "deployment", "variant"))
+    base_url: str = Field(
+        "https://api.anthropic.com", validation_alias=_choices("base_url", "baseUrl", "baseURL")
+    )
+
+
+class GeminiTarget(TargetBase):
+    """Google Gemini ``generateContent``."""
+
+    provider: Literal["gemini"]
+    api_key: SecretStr = Field(validation_alias=_choices("api_key", "apiKey"))
+    model: str = "gemini-2.5-flash"
+    base_url: str = Field(
+        "https://generativelanguage.googleapis.com",
+        validation_alias=_choices("base_url", "baseUrl", "baseURL"),
+    )
+
+
+class CliTarget(TargetBase):
+    """A program run per call; its command comes from the targets file only."""
+
+    provider: Literal["cli"]
+    command_template: str = Field(validation_alias=_choices("command_template", "commandTemplate"))
+    cwd: Path | None = None
+    timeout_seconds: float = Field(
+        300.0, gt=0, validation_alias=_choices("timeout_seconds", "timeoutSeconds")
+    )
+    env: dict[str, str] = Field(default_factory=dict)
+
+    def argv(self) -> list[str]:
+        """The command split into argv items (no shell), placeholders still in place."""
+        return shlex.split(self.command_template)
+
+    @field_validator("command_template")
+    @classmethod
+    def _splits(cls, value: str) -> str:
+        if not shlex.split(value):
+            raise ValueError("command_template is empty")
+        return value
+
+
+TargetConfig = Annotated[
+    MockTarget | OpenAITarget | AzureTarget | AnthropicTarget | GeminiTarget | CliTarget,
+    Field(discriminator="provider"),
+]
+_TARGET_ADAPTER: TypeAdapter[TargetConfig] = TypeAdapter(TargetConfig)
+
+
+def default_mock_target() -> MockTarget:
+    """The built-in ``default`` target."""
+    return MockTarget(name=DEFAULT_TARGET)
+
+
+def interpolate(
+    value: Any,
+    environ: Mapping[str, str],
+    target: str,
+    secrets: list[str] | None = None,
+    key: str = "",
+) -> Any:
+    """Replace ``${{ VAR }}`` in every string of ``value`` with the environment's value.
+
+    Values read for secret-looking keys (key, token, secret, password, the CLI command and
+    environment) are appended to ``secrets``: they are scrubbed from all output.
+    """
+    secrets = [] if secrets is None else secrets
+    if isinstance(value, dict):
+        return {
+            name: interpolate(item, environ, target, secrets, key or str(name))
+            for name, item in value.items()
+        }
+    if isinstance(value, list):
+        return [interpolate(item, environ, target, secrets, key) for item in value]
+    if not isinstance(value, str):
+        return value
+
+    def substitute(match: re.Match[str]) -> str:
+        variable = match.group(1)
+        if variable not in environ:
+            raise TargetsFileError(
+                f"target {target!r}: environment variable {variable!r} is not set"
+            )
+        if _SECRET_KEY.search(key):
+            secrets.append(environ[variable])
+        return environ[variable]
+
+    return _VARIABLE.sub(substitute, value)
+
+
+def parse_target(raw: Mapping[str, Any], environ: Mapping[str, str]) -> TargetConfig | None:
+    """One target entry, validated; ``None`` for AgentV providers this service skips."""
+    name = str(raw.get("name", "")) or "(unnamed)"
+    provider = str(raw.get("provider", "")).strip().lower()
+    provider = PROVIDER_ALIASES.get(provider, provider)
+    if provider in UNSUPPORTED_AGENTV_PROVIDERS:
+        logger.warning("target %r skipped: provider %r is not supported here", name, provider)
+        return None
+    if provider not in SUPPORTED_PROVIDERS:
+        raise TargetsFileError(
+            f"target {name!r}: unsupported provider {provider!r} "
+            f"(supported: {', '.join(sorted(SUPPORTED_PROVIDERS))})"
+        )
+    used: list[str] = []
+    values = interpolate(dict(raw), environ, name, used)
+    values["provider"] = provider
+    try:
+        target = _TARGET_ADAPTER.validate_python(values)
+        target._secret_values = tuple(used)
+        return target
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'][1:]) or 'provider'}: {e['msg']}"
+            for e in exc.errors(include_input=False)
+        )
+        raise TargetsFileError(f"target {name!r} (provider {provider!r}): {problems}") from None
+
+
+def load_targets(path: Path | None, environ: Mapping[str, str]) -> list[TargetConfig]:
+    """Read the targets file (or nothing) into validated targets, ``default`` included."""
+    targets: list[TargetConfig] = []
+    if path is not None:
+        try:
+            document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise TargetsFileError(f"targets file {str(path)!r} cannot be read: {exc}") from None
+        entries = document.get("targets") if isinstance(document, dict) else None
+        if not isinstance(entries, list):
+            raise TargetsFileError(f"targets file {str(path)!r} needs a 'targets:' list")
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, dict):
+                raise TargetsFileError(f"targets[{index}] in {str(path)!r} is not a mapping")
+            target = parse_target(entry, environ)
+            if target is not None:
+                targets.append(target)
+    names = [t.name for t in targets]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise TargetsFileError(f"targets defined more than once: {', '.join(duplicates)}")
+    if DEFAULT_TARGET not in names:
+        targets.append(default_mock_target())
+    return targets
+
+
+_BLOCKED_HOSTS = frozenset({"localhost", "metadata", "metadata.google.internal", "instance-data"})
+
+
+def check_inline_url(url: str, *, allow_private: bool) -> None:
+    """Refuse a base URL that is not http(s) or points at this host, the cloud or the LAN.
+
+    Literal addresses are checked by class; names by the well-known local and metadata names.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InlineTargetRefused("inline target base URL must be an http(s) URL with a host")
+    if parts.username or parts.password:
+        raise InlineTargetRefused("inline target base URL must not carry credentials")
+    host = parts.hostname.lower().rstrip(".")
+    if host.endswith(".localhost") or host in _BLOCKED_HOSTS:
+        if not allow_private:
+            raise InlineTargetRefused(f"inline target host {host!r} is not allowed")
+        return
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return
+    if address.is_link_local or (
+        isinstance(address, ipaddress.IPv6Address)
+        and address.ipv4_mapped
+        and address.ipv4_mapped.is_link_local
+    ):
+        raise InlineTargetRefused(f"inline target address {host} is link-local (metadata)")
+    if not allow_private and (
+        address.is_loopback
+        or address.is_private
+        or address.is_reserved
+        or address.is_unspecified
+        or address.is_multicast
+    ):
+        raise InlineTargetRefused(f"inline target address {host} is not a public address")
+
+
+def inline_target(config: Mapping[str, Any], settings: Settings) -> TargetConfig:
+    """Validate a target sent in a request; refused unless the operator enabled them.
+
+    Inline targets may not run programs (``cli``) nor read the environment (``${{ VAR }}``),
+    and their URL must pass ``check_inline_url``. The key stays a ``SecretStr``: never echoed.
+    """
+    if not settings.allow_inline_targets:
+        raise InlineTargetRefused("inline targets are disabled on this service")
+    provider = PROVIDER_ALIASES.get(
+        str(config.get("provider", "")).lower(), str(config.get("provider", "")).lower()
+    )
+    if provider == "cli":
+        raise InlineTargetRefused("inline targets cannot use the cli provider")
+    if _VARIABLE.search(repr(dict(config))):
+        raise InlineTargetRefused("inline targets cannot read environment variables")
+    try:
+        target = _TARGET_ADAPTER.validate_python({**config, "provider": provider})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'][1:]) or 'provider'}: {e['msg']}"
+            for e in exc.errors(include_input=False)
+        )
+        raise InlineTargetRefused(f"inline target is not valid: {problems}") from None
+    url = _target_url(target)
+    if url is not None:
+        check_inline_url(url, allow_private=settings.inline_target_allow_private)
+    return target
+
+
+def _target_url(target: TargetConfig) -> str | None:
+    if isinstance(target, AzureTarget):
+        return target.base_url()
+    if isinstance(target, OpenAITarget | AnthropicTarget | GeminiTarget):
+        return target.base_url
+    return None

@@ -1,0 +1,74 @@
+"""Engine creation and schema migration for the runs database.
+
+SQLite (aiosqlite) by default, a file under the data folder created on first start;
+PostgreSQL (asyncpg) when ``database_url`` names one. Migrations are Alembic's, applied on
+start-up through the service's own async engine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import event
+from sqlalchemy.engine import Connection
+from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from app.settings import Settings
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+
+
+def database_url(settings: Settings) -> str:
+    """The configured database URL, or a SQLite file under ``data_dir``."""
+    if settings.database_url:
+        return settings.database_url
+    return f"sqlite+aiosqlite:///{(settings.data_dir / 'eval.db').resolve()}"
+
+
+def _set_sqlite_pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
+    # WAL lets readers (SSE, exports) proceed while a case result is being written.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def create_engine(url: str) -> AsyncEngine:
+    """An async engine on ``url``; creates the SQLite file's folder when needed."""
+    options: dict[str, Any] = {}
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[-1]
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+    else:
+        options = {"pool_pre_ping": True, "pool_size": 10, "max_overflow": 10}
+    engine = create_async_engine(url, **options)
+    if engine.dialect.name == "sqlite":
+        event.listen(engine.sync_engine, "connect", _set_sqlite_pragmas)
+    return engine
+
+
+def alembic_config() -> Config:
+    """The Alembic configuration, built in code (no ini file needed at run time)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return config
+
+
+def _upgrade(connection: Connection) -> None:
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
+
+
+async def migrate(engine: AsyncEngine) -> None:
+    """Bring the schema to the latest revision."""
+    async with engine.begin() as connection:
+        await connection.run_sync(_upgrade)

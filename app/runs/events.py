@@ -1,0 +1,56 @@
+"""Server-sent events of a run, read from the database.
+
+Every event has the run-local number stored with it as its SSE ``id``; a client that
+reconnects with ``Last-Event-ID: N`` gets exactly the events numbered above N. The stream
+ends after ``run_completed`` (or at once when the run has finished and nothing is left).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from sse_starlette import ServerSentEvent
+
+from app.runs.errors import RunNotFound
+from app.runs.models import StoredEvent
+from app.runs.store import RunStore
+
+POLL_SECONDS = 0.2
+EVENT_TYPES = ("case_completed", "progress", "run_completed")
+
+
+def parse_last_event_id(value: str | None) -> int:
+    """The event number a client last saw (0 for none or a value this service never sent)."""
+    if value is None or not value.strip().isdigit():
+        return 0
+    return int(value.strip())
+
+
+def to_server_sent_event(event: StoredEvent) -> ServerSentEvent:
+    """An SSE frame for a stored event: ``id`` is its number, ``data`` its JSON payload."""
+    return ServerSentEvent(data=event.data, event=event.type, id=str(event.seq))
+
+
+async def stream_run_events(
+    store: RunStore, run_id: str, *, after: int, poll_seconds: float = POLL_SECONDS
+) -> AsyncIterator[ServerSentEvent]:
+    """Yield the run's events numbered above ``after``, following it until it completes."""
+    await store.get_run(run_id)
+    last = after
+    while True:
+        events = await store.events_after(run_id, last)
+        for event in events:
+            last = event.seq
+            yield to_server_sent_event(event)
+            if event.type == "run_completed":
+                return
+        if events:
+            continue
+        try:
+            run = await store.get_run(run_id)
+        except RunNotFound:
+            return
+        if run.finished and not await store.events_after(run_id, last, limit=1):
+            return
+        await asyncio.sleep(poll_seconds)

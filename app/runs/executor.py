@@ -1,0 +1,142 @@
+"""Executing a run's cases: a small interface and its embedded, in-process default.
+
+Running one case is a function of (run id, case number) that reads the case and writes its
+result only through the store, so a distributed task queue over a shared PostgreSQL can
+replace ``InProcessExecutor`` by calling ``run_case`` from its workers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Protocol
+
+from app.evaluation.records import ResultRecord
+from app.runs.models import StoredCase
+from app.runs.store import RunStore
+from app.runs.store_base import utc_now
+
+logger = logging.getLogger("app.runs.executor")
+PENDING_BATCH = 100
+
+
+class PreparedRun(Protocol):
+    """A run's shared context (suite, files, plan, providers), built once per execution."""
+
+    @property
+    def dataset(self) -> str:
+        """The suite's dataset name (for records of unexpected failures)."""
+        ...
+
+    @property
+    def target(self) -> str:
+        """The candidate target's name."""
+        ...
+
+    @property
+    def max_concurrency(self) -> int:
+        """Cases run at once."""
+        ...
+
+    async def evaluate(self, case: StoredCase) -> ResultRecord:
+        """Run one stored case and return its record (never raises for a case failure)."""
+        ...
+
+
+RunPreparer = Callable[[dict[str, Any]], Awaitable[PreparedRun]]
+"""Builds a ``PreparedRun`` from a run's stored spec."""
+
+
+class CaseExecutor(Protocol):
+    """Runs the pending cases of runs."""
+
+    async def execute_run(self, run_id: str) -> None:
+        """Run every pending case of the run; returns when none is left."""
+        ...
+
+    async def run_case(self, run_id: str, seq: int) -> None:
+        """Run one case and store its result."""
+        ...
+
+
+def failure_record(prepared: PreparedRun, case: StoredCase, message: str) -> ResultRecord:
+    """The record of a case whose evaluation failed unexpectedly."""
+    return ResultRecord(
+        eval_id=case.eval_id,
+        dataset=prepared.dataset,
+        status="error",
+        score=None,
+        verdict=None,
+        target=prepared.target,
+        timestamp=utc_now(),
+        error=message,
+    )
+
+
+class InProcessExecutor:
+    """Runs cases as asyncio tasks in this process, at most ``max_concurrency`` at once.
+
+    Cases are fed to a fixed pool of workers from the database in small batches, so a run
+    of any size holds only the cases in flight.
+    """
+
+    def __init__(self, store: RunStore, prepare: RunPreparer) -> None:
+        self._store = store
+        self._prepare = prepare
+        self._prepared: dict[str, PreparedRun] = {}
+
+    async def _prepared_run(self, run_id: str) -> PreparedRun:
+        prepared = self._prepared.get(run_id)
+        if prepared is None:
+            prepared = await self._prepare(await self._store.load_spec(run_id))
+            self._prepared[run_id] = prepared
+        return prepared
+
+    async def execute_run(self, run_id: str) -> None:
+        """Run every pending case of the run with a bounded pool of workers."""
+        prepared = await self._prepared_run(run_id)
+        queue: asyncio.Queue[int | None] = asyncio.Queue(maxsize=prepared.max_concurrency)
+        workers = max(1, prepared.max_concurrency)
+        try:
+            async with asyncio.TaskGroup() as group:
+                group.create_task(self._feed(run_id, queue, workers))
+                for _ in range(workers):
+                    group.create_task(self._work(run_id, queue))
+        finally:
+            self._prepared.pop(run_id, None)
+
+    async def _pending(self, run_id: str) -> AsyncIterator[int]:
+        after = -1
+        while True:
+            if await self._store.cancel_requested(run_id):
+                return
+            seqs = await self._store.pending_case_seqs(run_id, after=after, limit=PENDING_BATCH)
+            for seq in seqs:
+                yield seq
+            if len(seqs) < PENDING_BATCH:
+                return
+            after = seqs[-1]
+
+    async def _feed(self, run_id: str, queue: asyncio.Queue[int | None], workers: int) -> None:
+        async for seq in self._pending(run_id):
+            await queue.put(seq)
+        for _ in range(workers):
+            await queue.put(None)
+
+    async def _work(self, run_id: str, queue: asyncio.Queue[int | None]) -> None:
+        while (seq := await queue.get()) is not None:
+            await self.run_case(run_id, seq)
+
+    async def run_case(self, run_id: str, seq: int) -> None:
+        """Load the case, evaluate it and store its record in one short transaction."""
+        prepared = await self._prepared_run(run_id)
+        case = await self._store.load_case(run_id, seq)
+        try:
+            record = await prepared.evaluate(case)
+        except Exception as exc:
+            # A defect, not a case failure (those come back as records): keep the run going.
+            logger.exception("case %s of run %s failed unexpectedly", case.eval_id, run_id)
+            record = failure_record(prepared, case, f"internal error: {type(exc).__name__}")
+        if not await self._store.record_result(run_id, seq, record):
+            logger.warning("case %s of run %s was already stored", case.eval_id, run_id)

@@ -1,0 +1,98 @@
+"""Plain values the store hands out and takes in (no database types leak past the store)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+RunStatus = Literal["queued", "running", "completed", "cancelled", "failed"]
+RunKind = Literal["evaluate", "regrade"]
+FINISHED_STATUSES: frozenset[str] = frozenset({"completed", "cancelled", "failed"})
+ACTIVE_STATUSES: frozenset[str] = frozenset({"queued", "running"})
+RETRYABLE_CASE_STATUSES: tuple[str, ...] = ("error", "judge_error")
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A run as stored, without its cases."""
+
+    id: str
+    kind: str
+    status: str
+    parent_run_id: str | None
+    target: str
+    judge_target: str | None
+    total: int
+    done: int
+    summary: dict[str, Any] | None
+    error: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run has reached a final status."""
+        return self.status in FINISHED_STATUSES
+
+
+@dataclass(frozen=True)
+class NewRun:
+    """What creating a run needs besides its cases."""
+
+    id: str
+    kind: RunKind
+    target: str
+    judge_target: str | None
+    spec: dict[str, Any]
+    parent_run_id: str | None = None
+
+
+@dataclass(frozen=True)
+class NewCase:
+    """One case to store with a new run."""
+
+    eval_id: str
+    definition: dict[str, Any]
+    candidate_answer: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredCase:
+    """One case as stored: its position, definition and (for regrades) the stored answer."""
+
+    run_id: str
+    seq: int
+    eval_id: str
+    definition: dict[str, Any]
+    candidate_answer: str | None
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """One stored server-sent event."""
+
+    seq: int
+    type: str
+    data: str
+
+
+@dataclass(frozen=True)
+class ResultFacts:
+    """The columns of a stored result that summaries aggregate."""
+
+    status: str
+    score: float | None
+    candidate_input_tokens: int
+    candidate_output_tokens: int
+    judge_input_tokens: int
+    judge_output_tokens: int
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a listing, with the cursor of the next page (None on the last)."""
+
+    items: list[Any]
+    next_cursor: str | None

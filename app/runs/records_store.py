@@ -1,0 +1,284 @@
+"""Cases, results, events and cached replies of runs (the per-case half of the store).
+
+A finished case is stored in one transaction that inserts its result and its two events
+(``case_completed``, ``progress``) and advances the run's counters; cases finishing while a
+commit is under way share the next transaction. The run row is updated
+first, so concurrent writers of one run queue on its row lock and event numbers are
+committed in order: a reader never sees event N+1 before event N.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import insert, select, tuple_, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from app.evaluation.records import ResultRecord
+from app.runs.errors import RunNotFound
+from app.runs.models import Page, ResultFacts, StoredCase, StoredEvent
+from app.runs.store_base import StoreBase, decode_cursor, encode_cursor, utc_now
+from app.runs.tables import CachedResponseRow, CaseRow, EventRow, ResultRow, RunRow
+
+RESULT_BATCH = 100
+
+
+def _result_values(run_id: str, seq: int, record: ResultRecord) -> dict[str, Any]:
+    usage = record.usage
+    return {
+        "run_id": run_id,
+        "case_seq": seq,
+        "eval_id": record.eval_id,
+        "status": record.status,
+        "score": record.score,
+        "candidate_input_tokens": usage.candidate.input_tokens,
+        "candidate_output_tokens": usage.candidate.output_tokens,
+        "judge_input_tokens": usage.judge.input_tokens,
+        "judge_output_tokens": usage.judge.output_tokens,
+        "candidate_answer": record.candidate_answer,
+        "record": json.dumps(record.to_json_dict(), ensure_ascii=False, separators=(",", ":")),
+        "created_at": utc_now(),
+    }
+
+
+@dataclass
+class _PendingResult:
+    """A finished case waiting for its commit; ``stored`` resolves to whether it was new."""
+
+    run_id: str
+    seq: int
+    values: dict[str, Any]
+    stored: asyncio.Future[bool]
+
+
+class RecordsStore(StoreBase):
+    """Reads and writes of cases, results, events and the response cache."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        super().__init__(engine)
+        self._queued: list[_PendingResult] = []
+        self._flusher: asyncio.Task[None] | None = None
+
+    # Cases and results --------------------------------------------------------------------
+
+    async def pending_case_seqs(self, run_id: str, *, after: int, limit: int) -> list[int]:
+        """Positions of cases still to run, in order, after position ``after``."""
+        query = (
+            select(CaseRow.seq)
+            .where(CaseRow.run_id == run_id, CaseRow.pending.is_(True), CaseRow.seq > after)
+            .order_by(CaseRow.seq)
+            .limit(limit)
+        )
+        async with self._session() as session:
+            return list((await session.scalars(query)).all())
+
+    async def load_case(self, run_id: str, seq: int) -> StoredCase:
+        """One stored case."""
+        async with self._session() as session:
+            row = await session.get(CaseRow, (run_id, seq))
+            if row is None:
+                raise RunNotFound(f"run {run_id!r} has no case number {seq}")
+            return StoredCase(
+                run_id=row.run_id,
+                seq=row.seq,
+                eval_id=row.eval_id,
+                definition=json.loads(row.definition),
+                candidate_answer=row.candidate_answer,
+            )
+
+    async def record_result(self, run_id: str, seq: int, record: ResultRecord) -> bool:
+        """Store a finished case's record with its events; False if it was already stored.
+
+        Returns once the record is committed. Records finished while a commit is under way
+        are committed together in the next transaction (at most ``RESULT_BATCH`` at once).
+        """
+        pending = _PendingResult(
+            run_id,
+            seq,
+            _result_values(run_id, seq, record),
+            asyncio.get_running_loop().create_future(),
+        )
+        self._queued.append(pending)
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush(), name="runs-result-writer")
+        return await asyncio.shield(pending.stored)
+
+    async def wait_for_writes(self) -> None:
+        """Wait until every record handed to ``record_result`` is committed."""
+        if self._flusher is not None:
+            await asyncio.gather(self._flusher, return_exceptions=True)
+
+    async def _flush(self) -> None:
+        while self._queued:
+            batch = self._queued[:RESULT_BATCH]
+            del self._queued[:RESULT_BATCH]
+            try:
+                outcomes = await self._write_results(batch)
+            except Exception as exc:
+                for pending in batch:
+                    pending.stored.set_exception(exc)
+            else:
+                for pending, stored in zip(batch, outcomes, strict=True):
+                    pending.stored.set_result(stored)
+
+    async def _write_results(self, batch: list[_PendingResult]) -> list[bool]:
+        try:
+            async with self._writing() as session:
+                return await self._insert_results(session, batch)
+        except IntegrityError:
+            if len(batch) == 1:
+                return [False]
+            # Another writer stored one of these meanwhile: store them one at a time.
+            return [(await self._write_results([pending]))[0] for pending in batch]
+
+    async def _insert_results(
+        self, session: AsyncSession, batch: list[_PendingResult]
+    ) -> list[bool]:
+        keys = {(pending.run_id, pending.seq) for pending in batch}
+        existing = await session.execute(
+            select(ResultRow.run_id, ResultRow.case_seq).where(
+                tuple_(ResultRow.run_id, ResultRow.case_seq).in_(keys)
+            )
+        )
+        stored_keys = {(run_id, seq) for run_id, seq in existing}
+        fresh: dict[str, list[_PendingResult]] = {}
+        outcomes = []
+        for pending in batch:
+            key = (pending.run_id, pending.seq)
+            outcomes.append(key not in stored_keys)
+            if key not in stored_keys:
+                stored_keys.add(key)
+                fresh.setdefault(pending.run_id, []).append(pending)
+        # Runs in a fixed order, so that concurrent writers cannot deadlock on their rows.
+        for run_id in sorted(fresh):
+            await self._insert_run_results(session, run_id, fresh[run_id])
+        return outcomes
+
+    async def _insert_run_results(
+        self, session: AsyncSession, run_id: str, results: list[_PendingResult]
+    ) -> None:
+        count = len(results)
+        done, total, last_seq = (
+            await session.execute(
+                update(RunRow)
+                .where(RunRow.id == run_id)
+                .values(done=RunRow.done + count, event_seq=RunRow.event_seq + 2 * count)
+                .returning(RunRow.done, RunRow.total, RunRow.event_seq)
+            )
+        ).one()
+        first_done, first_seq = done - count, last_seq - 2 * count
+        events = []
+        for index, pending in enumerate(results):
+            progress = {"run_id": run_id, "done": first_done + index + 1, "total": total}
+            events.append(
+                {
+                    "run_id": run_id,
+                    "seq": first_seq + 2 * index + 1,
+                    "type": "case_completed",
+                    "data": pending.values["record"],
+                }
+            )
+            events.append(
+                {
+                    "run_id": run_id,
+                    "seq": first_seq + 2 * index + 2,
+                    "type": "progress",
+                    "data": json.dumps(progress),
+                }
+            )
+        await session.execute(insert(ResultRow), [pending.values for pending in results])
+        await session.execute(
+            update(CaseRow)
+            .where(CaseRow.run_id == run_id, CaseRow.seq.in_([p.seq for p in results]))
+            .values(pending=False)
+        )
+        await session.execute(insert(EventRow), events)
+
+    async def list_results(
+        self, run_id: str, *, status: str | None, limit: int, cursor: str | None
+    ) -> Page:
+        """One page of a run's records (JSON text), in case order."""
+        after = int(decode_cursor(cursor, 1)[0]) if cursor is not None else -1
+        rows = await self._result_batch(run_id, status=status, after=after, limit=limit + 1)
+        items = [record for _, record in rows[:limit]]
+        next_cursor = encode_cursor(rows[limit - 1][0]) if len(rows) > limit else None
+        return Page(items=items, next_cursor=next_cursor)
+
+    async def iter_results(
+        self, run_id: str, *, status: str | None = None, batch_size: int = 200
+    ) -> AsyncIterator[str]:
+        """Every record of a run (JSON text), in case order, read in short batches."""
+        after = -1
+        while True:
+            rows = await self._result_batch(run_id, status=status, after=after, limit=batch_size)
+            for _, record in rows:
+                yield record
+            if len(rows) < batch_size:
+                return
+            after = rows[-1][0]
+
+    async def _result_batch(
+        self, run_id: str, *, status: str | None, after: int, limit: int
+    ) -> Sequence[tuple[int, str]]:
+        query = (
+            select(ResultRow.case_seq, ResultRow.record)
+            .where(ResultRow.run_id == run_id, ResultRow.case_seq > after)
+            .order_by(ResultRow.case_seq)
+            .limit(limit)
+        )
+        if status is not None:
+            query = query.where(ResultRow.status == status)
+        async with self._session() as session:
+            return [(seq, record) for seq, record in (await session.execute(query)).all()]
+
+    async def result_facts(self, run_id: str) -> list[ResultFacts]:
+        """Status, score and tokens of every stored result of a run (for its summary)."""
+        query = select(
+            ResultRow.status,
+            ResultRow.score,
+            ResultRow.candidate_input_tokens,
+            ResultRow.candidate_output_tokens,
+            ResultRow.judge_input_tokens,
+            ResultRow.judge_output_tokens,
+        ).where(ResultRow.run_id == run_id)
+        async with self._session() as session:
+            return [ResultFacts(*row) for row in (await session.execute(query)).all()]
+
+    # Events -------------------------------------------------------------------------------
+
+    async def events_after(self, run_id: str, after: int, *, limit: int = 200) -> list[StoredEvent]:
+        """A run's events numbered above ``after``, in order."""
+        query = (
+            select(EventRow.seq, EventRow.type, EventRow.data)
+            .where(EventRow.run_id == run_id, EventRow.seq > after)
+            .order_by(EventRow.seq)
+            .limit(limit)
+        )
+        async with self._session() as session:
+            return [StoredEvent(*row) for row in (await session.execute(query)).all()]
+
+    # Response cache -----------------------------------------------------------------------
+
+    async def get_cached_response(self, key: str) -> str | None:
+        """A cached provider reply (JSON text) stored under ``key``, if any."""
+        async with self._session() as session:
+            return await session.scalar(
+                select(CachedResponseRow.response).where(CachedResponseRow.key == key)
+            )
+
+    async def put_cached_response(self, key: str, response: str) -> None:
+        """Store a provider reply under ``key`` (the first one stored wins)."""
+        try:
+            async with self._writing() as session:
+                await session.execute(
+                    insert(CachedResponseRow).values(
+                        key=key, response=response, created_at=utc_now()
+                    )
+                )
+        except IntegrityError:
+            return

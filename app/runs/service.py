@@ -1,0 +1,215 @@
+"""The durable runs service: what each ``/runs`` route calls (one method per route)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import AsyncIterator
+
+from sse_starlette import ServerSentEvent
+
+from app.errors import PayloadTooLarge
+from app.evaluation.context import TargetLookup
+from app.evaluation.plan import RunPlan, build_run_plan
+from app.evaluation.summary import RunSummary
+from app.formatting.messages import FormatOptions
+from app.runs.errors import RunStateConflict
+from app.runs.events import parse_last_event_id, stream_run_events
+from app.runs.models import NewCase, NewRun, RunInfo
+from app.runs.spec import RunSpec, build_run_spec, case_definition
+from app.runs.store import RunStore
+from app.runs.summary import summarize_results
+from app.runs.supervisor import RunSupervisor
+from app.schemas.runs import RegradeRequest, ResultPage, RunList, RunObject, RunProgress, RunRequest
+from app.settings import Settings
+from app.suites.files import FileSource
+from app.suites.loader import LoadedSuite, load_suite
+
+
+def new_run_id() -> str:
+    """A fresh, unguessable run id."""
+    return f"run_{uuid.uuid4().hex}"
+
+
+def body_hash(request: RunRequest) -> str:
+    """A hash of the request's content, to tell a replayed ``Idempotency-Key`` from a reuse."""
+    canonical = json.dumps(request.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class RunService:
+    """Submits, shows, streams, cancels, retries, regrades and deletes runs."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: RunStore,
+        supervisor: RunSupervisor,
+        providers: TargetLookup,
+    ) -> None:
+        self._settings = settings
+        self._store = store
+        self._supervisor = supervisor
+        self._providers = providers
+
+    async def submit(
+        self, request: RunRequest, idempotency_key: str | None
+    ) -> tuple[RunObject, bool]:
+        """Store a run of the request's suite and start it; returns it and whether it is new."""
+        idempotency = (idempotency_key, body_hash(request)) if idempotency_key else None
+        if idempotency is not None:
+            existing = await self._store.run_for_key(*idempotency)
+            if existing is not None:
+                return await self._view(existing), False
+        loaded = await self._load(request)
+        plan = self._plan(request, loaded)
+        spec = build_run_spec(loaded.suite, loaded.files, plan)
+        new_run = NewRun(
+            id=new_run_id(),
+            kind="evaluate",
+            target=plan.target,
+            judge_target=plan.judge_target,
+            spec=spec.model_dump(mode="json", by_alias=True),
+        )
+        cases = (
+            NewCase(eval_id=case.id, definition=case_definition(case))
+            for case in loaded.suite.cases
+        )
+        run, created = await self._store.create_run(new_run, cases, idempotency=idempotency)
+        if created:
+            self._supervisor.submit(run.id)
+        return await self._view(run), created
+
+    async def _load(self, request: RunRequest) -> LoadedSuite:
+        options = None
+        if request.guideline_patterns is not None:
+            options = FormatOptions(guideline_patterns=tuple(request.guideline_patterns))
+        loaded = await load_suite(
+            request.suite,
+            file_source=FileSource.from_settings(self._settings, request.files),
+            case_ids=request.case_ids,
+            allow_missing_files=request.allow_missing_files,
+            options=options,
+        )
+        limit = self._settings.max_cases_per_run
+        if len(loaded.suite.cases) > limit:
+            raise PayloadTooLarge(
+                f"the suite has {len(loaded.suite.cases)} cases; a run holds at most {limit} "
+                "(EVAL_MAX_CASES_PER_RUN); split it or select cases with case_ids"
+            )
+        return loaded
+
+    def _plan(self, request: RunRequest, loaded: LoadedSuite) -> RunPlan:
+        return build_run_plan(
+            loaded.suite,
+            self._providers,
+            default_max_concurrency=self._settings.run_concurrency,
+            target=request.target,
+            judge_target=request.judge_target,
+            max_concurrency=request.max_concurrency,
+            guideline_patterns=request.guideline_patterns,
+            use_cache=request.cache,
+            judge_attempts=self._settings.judge_retries + 1,
+            case_timeout_seconds=self._settings.case_timeout_seconds,
+        )
+
+    async def _view(self, run: RunInfo) -> RunObject:
+        summary = run.summary
+        if summary is None and run.done:
+            summary = summarize_results(await self._store.result_facts(run.id)).model_dump()
+        return RunObject(
+            id=run.id,
+            status=run.status,
+            progress=RunProgress(done=run.done, total=run.total),
+            summary=RunSummary.model_validate(summary) if summary is not None else None,
+            target=run.target,
+            judge_target=run.judge_target,
+            created_at=run.created_at,
+            started_at=run.started_at,
+            finished_at=run.finished_at,
+            kind=run.kind,
+            parent_run_id=run.parent_run_id,
+            error=run.error,
+        )
+
+    async def get(self, run_id: str) -> RunObject:
+        """The run, with the summary of the cases finished so far."""
+        return await self._view(await self._store.get_run(run_id))
+
+    async def list(self, *, status: str | None, limit: int | None, cursor: str | None) -> RunList:
+        """One page of runs, newest first."""
+        page = await self._store.list_runs(
+            status=status, limit=limit or self._settings.runs_page_size, cursor=cursor
+        )
+        return RunList(
+            runs=[await self._view(run) for run in page.items], next_cursor=page.next_cursor
+        )
+
+    async def results(
+        self, run_id: str, *, status: str | None, limit: int | None, cursor: str | None
+    ) -> ResultPage:
+        """One page of the run's records, in case order."""
+        await self._store.get_run(run_id)
+        page = await self._store.list_results(
+            run_id, status=status, limit=limit or self._settings.runs_page_size, cursor=cursor
+        )
+        return ResultPage(results=[json.loads(r) for r in page.items], next_cursor=page.next_cursor)
+
+    async def export(self, run_id: str, *, status: str | None) -> AsyncIterator[bytes]:
+        """Every record of the run as JSONL, streamed from the database (404 checked first)."""
+        await self._store.get_run(run_id)
+
+        async def lines() -> AsyncIterator[bytes]:
+            async for record in self._store.iter_results(run_id, status=status):
+                yield record.encode() + b"\n"
+
+        return lines()
+
+    async def events(
+        self, run_id: str, last_event_id: str | None
+    ) -> AsyncIterator[ServerSentEvent]:
+        """The run's events after ``Last-Event-ID`` (404 checked first)."""
+        await self._store.get_run(run_id)
+        return stream_run_events(self._store, run_id, after=parse_last_event_id(last_event_id))
+
+    async def cancel(self, run_id: str) -> RunObject:
+        """Stop the run; finished results are kept (a finished run is returned as is)."""
+        return await self._view(await self._supervisor.cancel(run_id))
+
+    async def retry(self, run_id: str) -> RunObject:
+        """Run again the cases of a finished run whose status is ``error`` or ``judge_error``."""
+        if await self._store.reopen_for_retry(run_id):
+            self._supervisor.submit(run_id)
+        return await self.get(run_id)
+
+    async def regrade(self, run_id: str, request: RegradeRequest) -> RunObject:
+        """A new run grading the stored candidate answers of a finished run again."""
+        source = await self._store.get_run(run_id)
+        if not source.finished:
+            raise RunStateConflict(f"run {run_id!r} is {source.status}; regrade needs it finished")
+        spec = RunSpec.model_validate(await self._store.load_spec(run_id))
+        judge = self._providers.get(request.judge_target or spec.plan.judge_target)
+        plan = spec.plan.model_copy(
+            update={
+                "judge_target": judge.name,
+                "use_cache": spec.plan.use_cache if request.cache is None else request.cache,
+            }
+        )
+        evaluators = tuple(request.evaluators) if request.evaluators else spec.evaluators
+        regraded = spec.model_copy(update={"plan": plan, "evaluators": evaluators})
+        new_run = NewRun(
+            id=new_run_id(),
+            kind="regrade",
+            target=source.target,
+            judge_target=judge.name,
+            spec=regraded.model_dump(mode="json", by_alias=True),
+            parent_run_id=source.id,
+        )
+        run = await self._store.create_regrade_run(new_run, source.id)
+        self._supervisor.submit(run.id)
+        return await self._view(run)
+
+    async def delete(self, run_id: str) -> None:
+        """Remove a finished run and everything stored with it."""
+        await self._store.delete_run(run_id)

@@ -1,0 +1,357 @@
+"""``RunStore``: the only code that talks to the runs database.
+
+Every method is one short transaction. Runs, their life cycle, idempotency keys and regrade
+copies live here; cases, results, events and the response cache in ``app.runs.records_store``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, insert, literal, or_, select, true, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.runs.database import create_engine, migrate
+from app.runs.errors import IdempotencyConflict, RunNotFound, RunStateConflict
+from app.runs.models import (
+    ACTIVE_STATUSES,
+    FINISHED_STATUSES,
+    RETRYABLE_CASE_STATUSES,
+    NewCase,
+    NewRun,
+    Page,
+    RunInfo,
+)
+from app.runs.records_store import RecordsStore
+from app.runs.store_base import aware, decode_cursor, encode_cursor, utc_now
+from app.runs.tables import CaseRow, EventRow, IdempotencyKeyRow, ResultRow, RunRow
+
+CASE_INSERT_BATCH = 500
+
+
+def _run_info(row: RunRow) -> RunInfo:
+    created_at = aware(row.created_at)
+    assert created_at is not None
+    return RunInfo(
+        id=row.id,
+        kind=row.kind,
+        status=row.status,
+        parent_run_id=row.parent_run_id,
+        target=row.target,
+        judge_target=row.judge_target,
+        total=row.total,
+        done=row.done,
+        summary=json.loads(row.summary) if row.summary else None,
+        error=row.error,
+        created_at=created_at,
+        started_at=aware(row.started_at),
+        finished_at=aware(row.finished_at),
+    )
+
+
+class RunStore(RecordsStore):
+    """Async access to runs, cases, results, events, idempotency keys and cached replies."""
+
+    @classmethod
+    async def open(cls, url: str) -> RunStore:
+        """Connect to ``url`` and migrate its schema to the latest revision."""
+        engine = create_engine(url)
+        await migrate(engine)
+        return cls(engine)
+
+    async def aclose(self) -> None:
+        """Finish pending writes, then close every pooled connection."""
+        await self.wait_for_writes()
+        await self.engine.dispose()
+
+    # Runs ---------------------------------------------------------------------------------
+
+    async def create_run(
+        self,
+        run: NewRun,
+        cases: Iterable[NewCase],
+        *,
+        idempotency: tuple[str, str] | None = None,
+    ) -> tuple[RunInfo, bool]:
+        """Store a queued run and its cases; returns the run and whether it is new.
+
+        With ``idempotency=(key, body_hash)``, a key seen before with the same hash returns
+        the run it created; with another hash it raises ``IdempotencyConflict``.
+        """
+        if idempotency is not None:
+            existing = await self.run_for_key(*idempotency)
+            if existing is not None:
+                return existing, False
+        try:
+            async with self._writing() as session:
+                await self._insert_run(session, run, cases, idempotency)
+        except IntegrityError:
+            # Another request with the same key won the race.
+            if idempotency is not None:
+                existing = await self.run_for_key(*idempotency)
+                if existing is not None:
+                    return existing, False
+            raise
+        return await self.get_run(run.id), True
+
+    async def _insert_run(
+        self,
+        session: AsyncSession,
+        run: NewRun,
+        cases: Iterable[NewCase],
+        idempotency: tuple[str, str] | None,
+    ) -> None:
+        now = utc_now()
+        await session.execute(
+            insert(RunRow).values(
+                id=run.id,
+                kind=run.kind,
+                status="queued",
+                parent_run_id=run.parent_run_id,
+                target=run.target,
+                judge_target=run.judge_target,
+                spec=json.dumps(run.spec, ensure_ascii=False),
+                total=0,
+                done=0,
+                event_seq=0,
+                cancel_requested=False,
+                created_at=now,
+            )
+        )
+        total = 0
+        batch: list[dict[str, Any]] = []
+        for case in cases:
+            batch.append(
+                {
+                    "run_id": run.id,
+                    "seq": total,
+                    "eval_id": case.eval_id,
+                    "definition": json.dumps(case.definition, ensure_ascii=False),
+                    "candidate_answer": case.candidate_answer,
+                    "pending": True,
+                }
+            )
+            total += 1
+            if len(batch) >= CASE_INSERT_BATCH:
+                await session.execute(insert(CaseRow), batch)
+                batch = []
+        if batch:
+            await session.execute(insert(CaseRow), batch)
+        await session.execute(update(RunRow).where(RunRow.id == run.id).values(total=total))
+        if idempotency is not None:
+            key, body_hash = idempotency
+            await session.execute(
+                insert(IdempotencyKeyRow).values(
+                    key=key, body_hash=body_hash, run_id=run.id, created_at=now
+                )
+            )
+
+    async def create_regrade_run(self, run: NewRun, source_run_id: str) -> RunInfo:
+        """Store a queued run over the cases of ``source_run_id`` that have a stored answer.
+
+        Each case keeps its position and carries the candidate answer to grade again.
+        """
+        answered = (
+            select(
+                literal(run.id),
+                CaseRow.seq,
+                CaseRow.eval_id,
+                CaseRow.definition,
+                ResultRow.candidate_answer,
+                true(),
+            )
+            .join(
+                ResultRow,
+                (ResultRow.run_id == CaseRow.run_id) & (ResultRow.case_seq == CaseRow.seq),
+            )
+            .where(CaseRow.run_id == source_run_id, ResultRow.candidate_answer.is_not(None))
+        )
+        columns = ["run_id", "seq", "eval_id", "definition", "candidate_answer", "pending"]
+        async with self._writing() as session:
+            await self._insert_run(session, run, (), None)
+            copied = await session.execute(insert(CaseRow).from_select(columns, answered))
+            total = int(getattr(copied, "rowcount", 0) or 0)
+            await session.execute(update(RunRow).where(RunRow.id == run.id).values(total=total))
+        return await self.get_run(run.id)
+
+    async def run_for_key(self, key: str, body_hash: str) -> RunInfo | None:
+        """The run an ``Idempotency-Key`` created; ``IdempotencyConflict`` for another body."""
+        async with self._session() as session:
+            row = await session.get(IdempotencyKeyRow, key)
+            if row is None:
+                return None
+            if row.body_hash != body_hash:
+                raise IdempotencyConflict(
+                    "this Idempotency-Key was already used with a different request body",
+                    extra={"run_id": row.run_id},
+                )
+            run_id = row.run_id
+        return await self.get_run(run_id)
+
+    async def get_run(self, run_id: str) -> RunInfo:
+        """The run with this id; raises ``RunNotFound``."""
+        async with self._session() as session:
+            row = await session.get(RunRow, run_id)
+            if row is None:
+                raise RunNotFound(f"no run has the id {run_id!r}")
+            return _run_info(row)
+
+    async def list_runs(self, *, status: str | None, limit: int, cursor: str | None) -> Page:
+        """Runs, newest first, ``limit`` per page, optionally of one status."""
+        query = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id.desc())
+        if status is not None:
+            query = query.where(RunRow.status == status)
+        if cursor is not None:
+            created, run_id = decode_cursor(cursor, 2)
+            moment = datetime.fromisoformat(str(created))
+            query = query.where(
+                or_(
+                    RunRow.created_at < moment,
+                    (RunRow.created_at == moment) & (RunRow.id < str(run_id)),
+                )
+            )
+        async with self._session() as session:
+            rows = (await session.scalars(query.limit(limit + 1))).all()
+        runs = [_run_info(row) for row in rows[:limit]]
+        next_cursor = None
+        if len(rows) > limit:
+            last = runs[-1]
+            next_cursor = encode_cursor(last.created_at.isoformat(), last.id)
+        return Page(items=runs, next_cursor=next_cursor)
+
+    async def load_spec(self, run_id: str) -> dict[str, Any]:
+        """The stored specification of a run (suite without cases, files, plan)."""
+        async with self._session() as session:
+            spec = await session.scalar(select(RunRow.spec).where(RunRow.id == run_id))
+        if spec is None:
+            raise RunNotFound(f"no run has the id {run_id!r}")
+        loaded: dict[str, Any] = json.loads(spec)
+        return loaded
+
+    async def active_run_ids(self) -> list[str]:
+        """Runs still ``queued`` or ``running``, oldest first (to resume on start-up)."""
+        query = (
+            select(RunRow.id)
+            .where(RunRow.status.in_(ACTIVE_STATUSES))
+            .order_by(RunRow.created_at, RunRow.id)
+        )
+        async with self._session() as session:
+            return list((await session.scalars(query)).all())
+
+    async def mark_running(self, run_id: str) -> None:
+        """Move a queued run to ``running`` (keeps the first start time on resume)."""
+        async with self._writing() as session:
+            await session.execute(
+                update(RunRow)
+                .where(RunRow.id == run_id, RunRow.status.in_(ACTIVE_STATUSES))
+                .values(status="running", started_at=func.coalesce(RunRow.started_at, utc_now()))
+            )
+
+    async def finish_run(
+        self, run_id: str, status: str, summary: dict[str, Any], *, error: str | None = None
+    ) -> bool:
+        """Give an active run its final status and summary, and add ``run_completed``.
+
+        Returns False when the run was already finished (nothing changes then).
+        """
+        now = utc_now()
+        async with self._writing() as session:
+            seq = await session.scalar(
+                update(RunRow)
+                .where(RunRow.id == run_id, RunRow.status.in_(ACTIVE_STATUSES))
+                .values(
+                    status=status,
+                    summary=json.dumps(summary),
+                    error=error,
+                    finished_at=now,
+                    event_seq=RunRow.event_seq + 1,
+                )
+                .returning(RunRow.event_seq)
+            )
+            if seq is None:
+                return False
+            run = await session.get(RunRow, run_id)
+            assert run is not None
+            data = {
+                "run_id": run_id,
+                "status": status,
+                "done": run.done,
+                "total": run.total,
+                "summary": summary,
+            }
+            await session.execute(
+                insert(EventRow).values(
+                    run_id=run_id, seq=seq, type="run_completed", data=json.dumps(data)
+                )
+            )
+        return True
+
+    async def delete_run(self, run_id: str) -> None:
+        """Remove a finished run with its cases, results and events."""
+        async with self._writing() as session:
+            run = await session.get(RunRow, run_id, with_for_update=True)
+            if run is None:
+                raise RunNotFound(f"no run has the id {run_id!r}")
+            if run.status not in FINISHED_STATUSES:
+                raise RunStateConflict(
+                    f"run {run_id!r} is {run.status}; cancel it or wait until it finishes"
+                )
+            for table in (EventRow, ResultRow, CaseRow, IdempotencyKeyRow):
+                await session.execute(delete(table).where(table.run_id == run_id))
+            await session.execute(delete(RunRow).where(RunRow.id == run_id))
+
+    async def reopen_for_retry(self, run_id: str) -> int:
+        """Drop a finished run's ``error``/``judge_error`` results and queue it again.
+
+        Returns how many cases will run again (those dropped plus any never run).
+        """
+        async with self._writing() as session:
+            run = await session.get(RunRow, run_id, with_for_update=True)
+            if run is None:
+                raise RunNotFound(f"no run has the id {run_id!r}")
+            if run.status not in FINISHED_STATUSES:
+                raise RunStateConflict(f"run {run_id!r} is {run.status}; retry needs it finished")
+            failed = select(ResultRow.case_seq).where(
+                ResultRow.run_id == run_id, ResultRow.status.in_(RETRYABLE_CASE_STATUSES)
+            )
+            failed_count = await session.scalar(select(func.count()).select_from(failed.subquery()))
+            if not failed_count and run.done >= run.total:
+                return 0
+            await session.execute(
+                update(CaseRow)
+                .where(CaseRow.run_id == run_id, CaseRow.seq.in_(failed))
+                .values(pending=True)
+            )
+            removed = await session.execute(
+                delete(ResultRow).where(
+                    ResultRow.run_id == run_id, ResultRow.status.in_(RETRYABLE_CASE_STATUSES)
+                )
+            )
+            removed_count = int(getattr(removed, "rowcount", 0) or 0)
+            run.done -= removed_count
+            run.status = "queued"
+            run.summary = None
+            run.error = None
+            run.finished_at = None
+            run.cancel_requested = False
+            return run.total - run.done
+
+    async def request_cancel(self, run_id: str) -> RunInfo:
+        """Flag an active run as cancelled-on-request (workers stop starting its cases)."""
+        async with self._writing() as session:
+            await session.execute(
+                update(RunRow)
+                .where(RunRow.id == run_id, RunRow.status.in_(ACTIVE_STATUSES))
+                .values(cancel_requested=True)
+            )
+        return await self.get_run(run_id)
+
+    async def cancel_requested(self, run_id: str) -> bool:
+        """Whether cancelling this run was requested."""
+        async with self._session() as session:
+            flag = await session.scalar(select(RunRow.cancel_requested).where(RunRow.id == run_id))
+        return bool(flag)

@@ -1,0 +1,89 @@
+"""``RunSupervisor``: owns the background tasks that execute runs in this process.
+
+Created in the lifespan. On start it resumes runs left ``queued`` or ``running`` (a crash or
+a deploy); on shutdown it stops starting cases, cancels those in flight and leaves the runs
+``running`` in the database, so the next start resumes them without repeating finished
+cases. Cancelling a run stops it for good and marks it ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from app.runs.executor import CaseExecutor
+from app.runs.models import RunInfo
+from app.runs.store import RunStore
+from app.runs.summary import summary_document
+
+logger = logging.getLogger("app.runs.supervisor")
+
+
+class RunSupervisor:
+    """Starts, resumes, cancels and finishes runs; at most ``max_active_runs`` at once."""
+
+    def __init__(self, store: RunStore, executor: CaseExecutor, *, max_active_runs: int) -> None:
+        self._store = store
+        self._executor = executor
+        self._slots = asyncio.Semaphore(max_active_runs)
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._closing = False
+
+    async def start(self) -> None:
+        """Resume every run left queued or running."""
+        for run_id in await self._store.active_run_ids():
+            logger.info("resuming run %s", run_id)
+            self.submit(run_id)
+
+    def submit(self, run_id: str) -> None:
+        """Start executing a stored, queued (or interrupted) run in the background."""
+        if self._closing or run_id in self._tasks:
+            return
+        task = asyncio.create_task(self._drive(run_id), name=f"run-{run_id}")
+        self._tasks[run_id] = task
+        task.add_done_callback(lambda _: self._tasks.pop(run_id, None))
+
+    def is_running_here(self, run_id: str) -> bool:
+        """Whether this process has a task for the run."""
+        return run_id in self._tasks
+
+    async def _drive(self, run_id: str) -> None:
+        async with self._slots:
+            await self._store.mark_running(run_id)
+            try:
+                await self._executor.execute_run(run_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                logger.exception("run %s failed", run_id)
+                await self.finish(run_id, "failed", error=f"{type(exc).__name__}: {exc}")
+                return
+            cancelled = await self._store.cancel_requested(run_id)
+            await self.finish(run_id, "cancelled" if cancelled else "completed")
+
+    async def finish(self, run_id: str, status: str, *, error: str | None = None) -> None:
+        """Give the run its final status and the summary of its stored results."""
+        summary = summary_document(await self._store.result_facts(run_id))
+        await self._store.finish_run(run_id, status, summary, error=error)
+
+    async def cancel(self, run_id: str) -> RunInfo:
+        """Stop a run: no new case starts, in-flight ones are cancelled, results are kept."""
+        run = await self._store.request_cancel(run_id)
+        if run.finished:
+            return run
+        task = self._tasks.get(run_id)
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.finish(run_id, "cancelled")
+        return await self._store.get_run(run_id)
+
+    async def aclose(self) -> None:
+        """Stop starting cases, cancel in-flight ones and wait; runs stay resumable."""
+        self._closing = True
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

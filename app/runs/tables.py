@@ -1,0 +1,136 @@
+"""Database tables of durable runs (SQLAlchemy 2 declarative models).
+
+Large documents (suite, records, event payloads) are stored as JSON text so that SQLite and
+PostgreSQL hold them the same way; the columns that queries filter or aggregate on
+(status, score, tokens) are real columns.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    """Declarative base with constraint names that migrations can refer to."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class RunRow(Base):
+    """One run: what to execute (``spec``), where it stands, and counters."""
+
+    __tablename__ = "runs"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16), default="evaluate")
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    parent_run_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    target: Mapped[str] = mapped_column(String(200))
+    judge_target: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    spec: Mapped[str] = mapped_column(Text, doc="JSON: suite without cases, files, plan.")
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    event_seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    summary: Mapped[str | None] = mapped_column(Text, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    __table_args__ = (Index("ix_runs_created_at_id", "created_at", "id"),)
+
+
+class CaseRow(Base):
+    """One case of a run: its definition and whether it still has to run."""
+
+    __tablename__ = "cases"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    eval_id: Mapped[str] = mapped_column(String(500))
+    definition: Mapped[str] = mapped_column(Text, doc="JSON of the EvalCase.")
+    candidate_answer: Mapped[str | None] = mapped_column(Text, nullable=True)
+    pending: Mapped[bool] = mapped_column(Boolean, default=True)
+
+    __table_args__ = (Index("ix_cases_run_id_pending_seq", "run_id", "pending", "seq"),)
+
+
+class ResultRow(Base):
+    """The result record of one finished case; stored at most once per case."""
+
+    __tablename__ = "results"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    case_seq: Mapped[int] = mapped_column(Integer)
+    eval_id: Mapped[str] = mapped_column(String(500))
+    status: Mapped[str] = mapped_column(String(16))
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    candidate_input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    candidate_output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    judge_input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    judge_output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    candidate_answer: Mapped[str | None] = mapped_column(Text, nullable=True)
+    record: Mapped[str] = mapped_column(Text, doc="JSON of the ResultRecord.")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        UniqueConstraint("run_id", "case_seq", name="uq_results_run_id_case_seq"),
+        Index("ix_results_run_id_status_case_seq", "run_id", "status", "case_seq"),
+    )
+
+
+class EventRow(Base):
+    """One server-sent event of a run; ``seq`` increases by one per event within a run."""
+
+    __tablename__ = "events"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    type: Mapped[str] = mapped_column(String(32))
+    data: Mapped[str] = mapped_column(Text, doc="JSON payload of the event.")
+
+
+class IdempotencyKeyRow(Base):
+    """An ``Idempotency-Key`` already used, with a hash of the body it came with."""
+
+    __tablename__ = "idempotency_keys"
+
+    key: Mapped[str] = mapped_column(String(300), primary_key=True)
+    body_hash: Mapped[str] = mapped_column(String(64))
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class CachedResponseRow(Base):
+    """A provider reply stored under the hash of the exact request that produced it."""
+
+    __tablename__ = "response_cache"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    response: Mapped[str] = mapped_column(Text, doc="JSON of the ProviderResponse.")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -1,0 +1,99 @@
+"""``POST /evaluate`` request and response models, with the examples shown in ``/docs``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.evaluation.records import ResultRecord
+from app.evaluation.summary import RunSummary
+from app.schemas.suite_examples import CUSTOMER_SUPPORT_SUITE, REFUND_POLICY
+
+
+class EvaluateRequest(BaseModel):
+    """A suite to run against a candidate target, graded by a judge target."""
+
+    model_config = ConfigDict(extra="forbid")
+    suite: dict[str, Any] | str = Field(
+        description=(
+            "The suite (an AgentV eval file): an object, its YAML or JSON text, or the path "
+            "of a suite file under a workspace root."
+        )
+    )
+    files: dict[str, str] = Field(
+        default_factory=dict,
+        description="Inline file contents, keyed by the path the cases use; checked first.",
+    )
+    target: str | None = Field(
+        None, description="Candidate target (default: the suite's `target`, else `default`)."
+    )
+    judge_target: str | None = Field(
+        None,
+        description="Judge target (default: the target's `judge_target`, else the target).",
+    )
+    max_concurrency: int | None = Field(
+        None, ge=1, le=1000, description="Cases run at once (default: the target's, else 8)."
+    )
+    case_ids: list[str] | None = Field(None, description="Run only these cases.")
+    guideline_patterns: list[str] | None = Field(
+        None, description="Globs naming guideline files (default: the suite's)."
+    )
+    allow_missing_files: bool = Field(
+        False, description="Skip referenced files found nowhere, with a warning."
+    )
+
+
+class EvaluateResponse(BaseModel):
+    """Every case's result record (in suite order) and the run's summary."""
+
+    summary: RunSummary
+    results: list[ResultRecord]
+
+
+QUICK_SUITE: dict[str, Any] = {
+    "dataset": "arithmetic",
+    "evalcases": [
+        {
+            "id": "add",
+            "expected_outcome": "Answers 4.",
+            "input_messages": [{"role": "user", "content": "What is 2 + 2? Answers: 4"}],
+        },
+        {
+            "id": "follow-up",
+            "expected_outcome": "Answers 6.",
+            "input_messages": [
+                {"role": "user", "content": "What is 2 + 2?"},
+                {"role": "assistant", "content": "4"},
+                {"role": "user", "content": "And plus 2 more? Answers: 6"},
+            ],
+            "execution": {
+                "evaluators": [
+                    {"name": "mentions_six", "type": "contains", "value": "6"},
+                    {"name": "judge", "type": "llm_judge"},
+                ]
+            },
+        },
+    ],
+}
+
+
+def evaluate_examples() -> dict[str, Any]:
+    """Named OpenAPI examples of a ``/evaluate`` JSON body (all run on the mock target)."""
+    return {
+        "mock_quickstart": {
+            "summary": "Two cases on the built-in mock target (it echoes; its judge counts "
+            "expected words)",
+            "value": {"suite": QUICK_SUITE, "target": "default"},
+        },
+        "support_suite": {
+            "summary": "A multi-turn support suite with rubrics, its policy file inline",
+            "value": {
+                "suite": yaml.safe_load(CUSTOMER_SUPPORT_SUITE),
+                "files": {"policies/refunds.md": REFUND_POLICY},
+                "target": "default",
+                "max_concurrency": 4,
+            },
+        },
+    }

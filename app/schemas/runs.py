@@ -1,0 +1,93 @@
+"""Durable runs API: request and response models, with the examples shown in ``/docs``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.evaluation.summary import RunSummary
+from app.schemas.evaluate import QUICK_SUITE, EvaluateRequest
+from app.suites.model import EvaluatorConfig
+
+RunStatusName = Literal["queued", "running", "completed", "cancelled", "failed"]
+CaseStatusName = Literal["passed", "borderline", "failed", "judge_error", "error"]
+NDJSON_MEDIA_TYPE = "application/x-ndjson"
+
+
+class RunRequest(EvaluateRequest):
+    """The ``/evaluate`` body, run in the background; ``cache`` turns on the response cache."""
+
+    cache: bool = Field(
+        False,
+        description=(
+            "Store candidate and judge replies by a hash of the exact provider request and "
+            "reuse them (errors are never cached; a hit is marked in the record's `cached`)."
+        ),
+    )
+
+
+class RegradeRequest(BaseModel):
+    """What to grade differently: new evaluators for every case and/or another judge."""
+
+    model_config = ConfigDict(extra="forbid")
+    evaluators: list[EvaluatorConfig] | None = Field(
+        None,
+        description="Evaluators that replace every case's own (same shape as in a suite).",
+        examples=[[{"name": "mentions_four", "type": "contains", "value": "4"}]],
+    )
+    judge_target: str | None = Field(
+        None, description="Judge target (default: the first run's judge target)."
+    )
+    cache: bool | None = Field(None, description="Response cache (default: the first run's).")
+
+
+class RunProgress(BaseModel):
+    """Cases finished out of all cases of the run."""
+
+    done: int = Field(examples=[12])
+    total: int = Field(examples=[40])
+
+
+class RunObject(BaseModel):
+    """A durable run, with the summary of the cases finished so far."""
+
+    id: str = Field(examples=["run_5f0c6d3e8a7b4f3c9e2d1a0b"])
+    status: RunStatusName
+    progress: RunProgress
+    summary: RunSummary | None = Field(
+        None, description="Over the cases finished so far (final once the run has finished)."
+    )
+    target: str = Field(examples=["default"])
+    judge_target: str | None = Field(None, examples=["default"])
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    kind: Literal["evaluate", "regrade"] = "evaluate"
+    parent_run_id: str | None = Field(None, description="The run a regrade grades again.")
+    error: str | None = Field(None, description="Why a `failed` run failed.")
+
+
+class RunList(BaseModel):
+    """One page of runs, newest first."""
+
+    runs: list[RunObject]
+    next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page.")
+
+
+class ResultPage(BaseModel):
+    """One page of a run's result records, in case order."""
+
+    results: list[dict[str, Any]] = Field(description="Result records (see `ResultRecord`).")
+    next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page.")
+
+
+def run_examples() -> dict[str, Any]:
+    """Named OpenAPI examples of a ``POST /runs`` JSON body (on the mock target)."""
+    return {
+        "mock_quickstart": {
+            "summary": "Two cases on the built-in mock target, with the response cache",
+            "value": {"suite": QUICK_SUITE, "target": "default", "cache": True},
+        }
+    }

@@ -1,0 +1,75 @@
+"""``POST /validate`` request and response models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.errors import FieldError
+
+
+class ValidateRequest(BaseModel):
+    """A suite to check, and the files its cases reference."""
+
+    model_config = ConfigDict(extra="forbid")
+    suite: dict[str, Any] | str = Field(
+        description=(
+            "The suite (an AgentV eval file): an object, its YAML or JSON text, or the path "
+            "of a suite file under a workspace root (`evals/review.yaml`)."
+        )
+    )
+    files: dict[str, str] = Field(
+        default_factory=dict,
+        description="Inline file contents, keyed by the path the cases use; checked first.",
+    )
+    case_ids: list[str] | None = Field(
+        None, description="Check only these cases (all when absent)."
+    )
+    allow_missing_files: bool = Field(
+        False, description="Report files found nowhere as warnings instead of errors."
+    )
+
+
+class CaseCheck(BaseModel):
+    """One case as the candidate would see it (formatted in LM mode)."""
+
+    id: str
+    role_markers: bool = Field(description="Whether the question carries `@[Role]:` markers.")
+    guideline_paths: list[str] = Field(description="Guideline files, moved out of the turns.")
+    files: list[str] = Field(description="Every file the case references, in order, each once.")
+
+
+class ValidateResponse(BaseModel):
+    """Whether the suite can run, and every problem found (200 even when it cannot)."""
+
+    valid: bool
+    errors: list[FieldError] = Field(
+        default_factory=list,
+        description="Problems that stop the suite from running: path, line/column (YAML).",
+    )
+    warnings: list[str] = Field(default_factory=list)
+    cases: list[CaseCheck] = Field(default_factory=list)
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "valid": False,
+                    "errors": [
+                        {
+                            "path": "evalcases[0].input_messages[1].role",
+                            "line": 14,
+                            "column": 15,
+                            "message": "Input should be 'system', 'user', 'assistant' or 'tool'",
+                        }
+                    ],
+                    "warnings": [
+                        "evalcases[0].evaluators[1] (line 20): unknown evaluator type "
+                        "'code_judge' is skipped (known types: llm_judge, contains, regex, "
+                        "equals, is_json, composite)"
+                    ],
+                    "cases": [],
+                }
+            ]
+        }
+    )

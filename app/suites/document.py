@@ -1,0 +1,90 @@
+"""Suite documents: YAML or JSON text parsed safely, with positions for error messages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from app.documents import compose_yaml, construct_yaml, parse_json
+
+DocumentPath = tuple[str | int, ...]
+"""A location in a document: mapping keys and list indices from the top."""
+
+
+def render_path(path: Sequence[str | int]) -> str:
+    """Write a document path the way authors read it: ``evalcases[3].input_messages[1].role``."""
+    rendered = ""
+    for part in path:
+        if isinstance(part, int):
+            rendered += f"[{part}]"
+        else:
+            rendered += f".{part}" if rendered else part
+    return rendered
+
+
+class NodePositions:
+    """Finds the line and column (1-based) of a document path in a composed YAML graph."""
+
+    def __init__(self, root: Node | None) -> None:
+        """Keep the root node of the composed document."""
+        self._root = root
+
+    def locate(self, path: Sequence[str | int]) -> tuple[int, int] | None:
+        """The position of ``path``, or of its nearest ancestor present in the document."""
+        node = self._root
+        if node is None:
+            return None
+        for part in path:
+            child = _child(node, part)
+            if child is None:
+                break
+            node = child
+        mark = node.start_mark
+        return mark.line + 1, mark.column + 1
+
+
+def _child(node: Node, part: str | int) -> Node | None:
+    if isinstance(node, SequenceNode) and isinstance(part, int):
+        return node.value[part] if 0 <= part < len(node.value) else None
+    if isinstance(node, MappingNode) and isinstance(part, str):
+        for key, value in node.value:
+            if isinstance(key, ScalarNode) and key.value == part:
+                child: Node = value
+                return child
+    return None
+
+
+@dataclass(frozen=True)
+class SuiteDocument:
+    """A parsed suite document.
+
+    Attributes:
+        data: The plain values (mappings, lists, scalars) of the document.
+        positions: Where each path sits in the text (YAML only; None for JSON or objects).
+        source_name: The suite file's name when it was given by path, else None.
+    """
+
+    data: Any
+    positions: NodePositions | None = None
+    source_name: str | None = None
+
+
+def parse_suite_text(text: str, *, source_name: str | None = None) -> SuiteDocument:
+    """Parse a suite given as YAML or JSON text.
+
+    Text whose first non-blank character is ``{`` is read as JSON, anything else as YAML
+    (``safe_load`` semantics; alias expansion and nesting are bounded).
+
+    Raises:
+        app.documents.DocumentError: The text does not parse; its ``errors`` carry the
+            line and column of the syntax error.
+    """
+    if text.lstrip().startswith("{"):
+        return SuiteDocument(data=parse_json(text), source_name=source_name)
+    node = compose_yaml(text)
+    return SuiteDocument(
+        data=construct_yaml(node), positions=NodePositions(node), source_name=source_name
+    )

@@ -1,0 +1,314 @@
+"""Resolve the files a suite references: inline ``files`` first, then the workspace roots.
+
+A path is looked up as the case wrote it, then in a normalised form (backslashes read as
+``/``, a leading ``./`` dropped). Inline texts win. Otherwise the path is read from the
+operator's workspace roots, relative to the suite's own folder when the suite was named by
+a path inside a root, else relative to each root in turn. Paths that are absolute, that
+leave the root (``..``, symlinks), files over the size caps and content that is not UTF-8
+text are refused, each naming the path. Disk reads run in a worker thread.
+"""
+
+from __future__ import annotations
+
+import re
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import anyio.to_thread
+
+from app.errors import FieldError, InvalidRequest
+from app.settings import Settings
+
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+@dataclass(frozen=True)
+class LoadedFiles:
+    """The outcome of resolving a list of paths.
+
+    Attributes:
+        files: Text of every file found, keyed by the path as the case wrote it.
+        missing: Paths found neither inline nor under a workspace root, in order.
+        refused: Paths that may not be read, each with the reason.
+    """
+
+    files: dict[str, str] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SuiteFile:
+    """A suite file read from a workspace root: its text, name and place."""
+
+    text: str
+    name: str
+    root: Path
+    folder: PurePosixPath
+
+
+@dataclass
+class _Budget:
+    """Bytes of referenced files loaded so far by one request."""
+
+    limit: int
+    used: int = 0
+
+
+class FileRefused(ValueError):
+    """A path that may not be read; the message says why."""
+
+
+def normalise_path(path: str) -> str:
+    """The lookup form of a path: backslashes read as ``/``, leading ``./`` dropped."""
+    normalised = path.replace("\\", "/")
+    while normalised.startswith("./"):
+        normalised = normalised[2:].lstrip("/")
+    return normalised
+
+
+def relative_parts(path: str) -> tuple[str, ...]:
+    r"""The parts of a relative path, refusing absolute ones.
+
+    Raises:
+        FileRefused: The path is absolute (``/x``, ``\\\\x``, ``C:x``) or empty.
+    """
+    normalised = normalise_path(path)
+    if normalised.startswith("/") or _WINDOWS_DRIVE.match(normalised):
+        raise FileRefused("absolute paths are not allowed; give a path relative to the suite")
+    parts = tuple(part for part in normalised.split("/") if part not in ("", "."))
+    if not parts:
+        raise FileRefused("the path names no file")
+    return parts
+
+
+def decode_text(data: bytes) -> str:
+    r"""Decode a file's bytes as UTF-8 text with ``\\n`` line endings.
+
+    Raises:
+        FileRefused: The bytes are not UTF-8, or hold NUL bytes (binary content).
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileRefused(f"the file is not UTF-8 text (bad byte at offset {exc.start})") from exc
+    if "\x00" in text:
+        raise FileRefused("the file is binary (it contains NUL bytes), not text")
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _refuse_escape(parts: tuple[str, ...]) -> None:
+    """Refuse a relative path whose ``..`` parts climb above its starting folder."""
+    depth = 0
+    for part in parts:
+        depth += -1 if part == ".." else 1
+        if depth < 0:
+            raise FileRefused("the path leaves the workspace root ('..')")
+
+
+class FileSource:
+    """Resolves referenced file paths for one request, within one byte budget."""
+
+    def __init__(
+        self,
+        *,
+        inline: Mapping[str, str] | None = None,
+        roots: Sequence[Path] = (),
+        max_file_bytes: int,
+        max_request_file_bytes: int,
+        max_suite_bytes: int | None = None,
+        suite_folder: tuple[Path, PurePosixPath] | None = None,
+        budget: _Budget | None = None,
+    ) -> None:
+        """Build a source; prefer ``FileSource.from_settings``.
+
+        Args:
+            inline: The request's ``files`` map (path -> text).
+            roots: Workspace roots to read from, in order.
+            max_file_bytes: Largest single file.
+            max_request_file_bytes: Largest total of files for this source.
+            max_suite_bytes: Largest suite file (defaults to ``max_request_file_bytes``).
+            suite_folder: ``(root, folder inside root)`` of a suite named by path.
+            budget: Shared byte budget (for sources derived from this one).
+        """
+        self._inline = dict((inline or {}).items())
+        self._inline_normalised = {normalise_path(path): path for path in self._inline}
+        self._roots = tuple(roots)
+        self._max_file_bytes = max_file_bytes
+        self._max_suite_bytes = max_suite_bytes or max_request_file_bytes
+        self._budget = budget or _Budget(max_request_file_bytes)
+        self._suite_folder = suite_folder
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, inline: Mapping[str, str] | None = None
+    ) -> FileSource:
+        """A source over the operator's workspace roots and the request's inline files."""
+        return cls(
+            inline=inline,
+            roots=settings.workspace_roots,
+            max_file_bytes=settings.max_file_bytes,
+            max_request_file_bytes=settings.max_request_file_bytes,
+            max_suite_bytes=settings.max_body_bytes,
+        )
+
+    def for_suite(self, suite_file: SuiteFile) -> FileSource:
+        """A source resolving paths relative to ``suite_file``'s folder (same budget)."""
+        return FileSource(
+            inline=self._inline,
+            roots=(suite_file.root,),
+            max_file_bytes=self._max_file_bytes,
+            max_request_file_bytes=self._budget.limit,
+            max_suite_bytes=self._max_suite_bytes,
+            suite_folder=(suite_file.root, suite_file.folder),
+            budget=self._budget,
+        )
+
+    async def load(
+        self, paths: Sequence[str], *, locations: Mapping[str, str] | None = None
+    ) -> LoadedFiles:
+        """Resolve ``paths``; refused paths raise, missing ones are listed.
+
+        Args:
+            paths: File paths as the case wrote them (duplicates are read once).
+            locations: Document path of each file path (e.g.
+                ``input_messages[0].content[1].value``) to name in errors; the file path
+                itself is used where none is given.
+
+        Raises:
+            InvalidRequest: One or more paths were refused (every one is listed).
+        """
+        loaded = await self.collect(paths)
+        if loaded.refused:
+            locations = locations or {}
+            errors = [
+                FieldError(path=locations.get(path, path), message=f"file {path!r}: {reason}")
+                for path, reason in loaded.refused.items()
+            ]
+            detail = "; ".join(error.message for error in errors[:5])
+            raise InvalidRequest(detail, errors=errors)
+        return loaded
+
+    async def collect(self, paths: Sequence[str]) -> LoadedFiles:
+        """Resolve ``paths``, reporting refusals in the result instead of raising."""
+        result = LoadedFiles()
+        on_disk: list[str] = []
+        for path in dict.fromkeys(paths):
+            inline_key = (
+                path if path in self._inline else self._inline_normalised.get(normalise_path(path))
+            )
+            if inline_key is None:
+                on_disk.append(path)
+                continue
+            try:
+                text = self._accept(self._inline[inline_key].encode("utf-8"))
+            except FileRefused as exc:
+                result.refused[path] = str(exc)
+            else:
+                result.files[path] = text
+        if on_disk:
+            await anyio.to_thread.run_sync(self._read_all, on_disk, result)
+        return result
+
+    async def open_suite(self, path: str) -> SuiteFile:
+        """Read a suite file named by a path inside a workspace root.
+
+        Raises:
+            InvalidRequest: The path is refused or names no file under any root.
+        """
+        return await anyio.to_thread.run_sync(self._open_suite, path)
+
+    def _open_suite(self, path: str) -> SuiteFile:
+        try:
+            parts = relative_parts(path)
+            for root in self._roots:
+                found = self._find(root, parts)
+                if found is not None:
+                    text = decode_text(self._read_capped(found, self._max_suite_bytes))
+                    folder = PurePosixPath(*parts).parent
+                    return SuiteFile(text=text, name=path, root=root, folder=folder)
+        except FileRefused as exc:
+            raise InvalidRequest(
+                f"suite {path!r}: {exc}", errors=[FieldError(path="suite", message=str(exc))]
+            ) from exc
+        message = "no such suite file under the workspace roots" + (
+            "" if self._roots else " (none are configured: set EVAL_WORKSPACE_ROOTS)"
+        )
+        raise InvalidRequest(
+            f"suite {path!r}: {message}", errors=[FieldError(path="suite", message=message)]
+        )
+
+    def _read_all(self, paths: list[str], result: LoadedFiles) -> None:
+        for path in paths:
+            try:
+                text = self._read_one(path)
+            except FileRefused as exc:
+                result.refused[path] = str(exc)
+            else:
+                if text is None:
+                    result.missing.append(path)
+                else:
+                    result.files[path] = text
+
+    def _read_one(self, path: str) -> str | None:
+        parts = relative_parts(path)
+        if self._suite_folder is None:
+            _refuse_escape(parts)
+        refusals: list[FileRefused] = []
+        bases = self._bases()
+        for root, base in bases:
+            try:
+                found = self._find(root, base + parts)
+            except FileRefused as exc:
+                refusals.append(exc)
+                continue
+            if found is not None:
+                return self._accept(self._read_capped(found, self._max_file_bytes))
+        if bases and len(refusals) == len(bases):
+            raise refusals[0]
+        return None
+
+    def _bases(self) -> list[tuple[Path, tuple[str, ...]]]:
+        if self._suite_folder is not None:
+            root, folder = self._suite_folder
+            return [(root, folder.parts), (root, ())]
+        return [(root, ()) for root in self._roots]
+
+    @staticmethod
+    def _find(root: Path, parts: tuple[str, ...]) -> Path | None:
+        """The file ``parts`` names under ``root``, or None; refuses escapes."""
+        _refuse_escape(parts)
+        real_root = root.resolve()
+        candidate = (real_root.joinpath(*parts)).resolve()
+        if not candidate.is_relative_to(real_root):
+            raise FileRefused("the path resolves outside the workspace root (symbolic link)")
+        try:
+            mode = candidate.stat().st_mode
+        except OSError:
+            return None
+        if not stat.S_ISREG(mode):
+            raise FileRefused("the path is not a regular file")
+        return candidate
+
+    @staticmethod
+    def _read_capped(path: Path, limit: int) -> bytes:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+        if len(data) > limit:
+            raise FileRefused(f"the file is larger than the limit of {limit} bytes")
+        return data
+
+    def _accept(self, data: bytes) -> str:
+        """Check one file's size against both caps and decode it."""
+        if len(data) > self._max_file_bytes:
+            raise FileRefused(f"the file is larger than the limit of {self._max_file_bytes} bytes")
+        if self._budget.used + len(data) > self._budget.limit:
+            raise FileRefused(
+                f"the referenced files together exceed the per-request limit of "
+                f"{self._budget.limit} bytes"
+            )
+        text = decode_text(data)
+        self._budget.used += len(data)
+        return text

@@ -1,0 +1,117 @@
+"""Per-key limits: the request rate (429 with Retry-After) and runs in flight."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import httpx
+import pytest
+from asgi_lifespan import LifespanManager
+
+from app.api.ratelimit import RequestRateLimiter, ensure_run_capacity
+from app.errors import TooManyRequests
+from app.main import create_app
+from app.settings import Settings
+
+KEY_A = "key-a-0123456789"
+KEY_B = "key-b-9876543210"
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_bucket_allows_a_burst_of_the_rate_then_refills_evenly() -> None:
+    clock = FakeClock()
+    limiter = RequestRateLimiter(2, clock=clock)
+
+    assert [limiter.take("a"), limiter.take("a")] == [0, 0]
+    assert limiter.take("a") == pytest.approx(30.0)
+    clock.now += 30
+    assert limiter.take("a") == 0
+    assert limiter.take("a") > 0
+
+
+def test_keys_have_separate_buckets_and_zero_means_no_limit() -> None:
+    limiter = RequestRateLimiter(1, clock=FakeClock())
+    unlimited = RequestRateLimiter(0)
+
+    assert limiter.take("a") == 0
+    assert limiter.take("b") == 0
+    assert limiter.take("a") > 0
+    assert all(unlimited.take("a") == 0 for _ in range(1000))
+
+
+def test_forgotten_keys_are_evicted_oldest_first() -> None:
+    limiter = RequestRateLimiter(1, clock=FakeClock(), max_keys=2)
+    for key in ("a", "b", "c"):
+        limiter.take(key)
+
+    assert limiter.take("a") == 0  # "a" was evicted, so it starts with a full bucket
+    assert limiter.take("c") > 0
+
+
+@pytest.fixture
+async def limited(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    settings = Settings(
+        data_dir=tmp_path / "data", api_keys=[KEY_A, KEY_B], rate_limit_per_minute=2
+    )
+    application = create_app(settings)
+    async with LifespanManager(application):
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+            yield http
+
+
+async def test_over_the_rate_a_key_gets_a_429_problem_with_retry_after(
+    limited: httpx.AsyncClient,
+) -> None:
+    headers = {"Authorization": f"Bearer {KEY_A}"}
+    statuses = [(await limited.get("/targets", headers=headers)).status_code for _ in range(3)]
+    refused = await limited.get("/targets", headers=headers)
+
+    assert statuses == [200, 200, 429]
+    assert refused.status_code == 429
+    assert refused.headers["content-type"] == "application/problem+json"
+    assert 1 <= int(refused.headers["retry-after"]) <= 30
+    problem = refused.json()
+    assert problem["title"] == "Request rate limit exceeded"
+    assert problem["type"] == "/problems/too-many-requests"
+
+
+async def test_another_key_and_public_routes_are_not_held_back(
+    limited: httpx.AsyncClient,
+) -> None:
+    for _ in range(3):
+        await limited.get("/targets", headers={"Authorization": f"Bearer {KEY_A}"})
+
+    other = await limited.get("/targets", headers={"Authorization": f"Bearer {KEY_B}"})
+    health = [(await limited.get("/healthz")).status_code for _ in range(5)]
+
+    assert other.status_code == 200
+    assert health == [200] * 5
+
+
+@pytest.mark.parametrize(
+    ("limit", "in_flight", "refused"),
+    [(0, 10_000, False), (3, 2, False), (3, 3, True), (1, 5, True)],
+)
+def test_run_capacity_refuses_at_the_per_key_limit(
+    limit: int, in_flight: int, refused: bool
+) -> None:
+    settings = Settings(max_runs_in_flight_per_key=limit)
+    caller = SimpleNamespace(id="0123456789abcdef")
+
+    if not refused:
+        ensure_run_capacity(caller, in_flight, settings)
+        return
+    with pytest.raises(TooManyRequests) as raised:
+        ensure_run_capacity(caller, in_flight, settings)
+    assert raised.value.title == "Too many runs in flight"
+    assert int(raised.value.headers["Retry-After"]) > 0

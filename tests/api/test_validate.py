@@ -1,0 +1,235 @@
+"""``POST /validate`` through the ASGI app: JSON and YAML bodies, reports, and refusals."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+from asgi_lifespan import LifespanManager
+
+from app.main import create_app
+from app.schemas.suite_examples import (
+    CUSTOMER_SUPPORT_SUITE,
+    CUSTOMER_SUPPORT_SUITE_PATH,
+    REFUND_POLICY,
+    REFUND_POLICY_PATH,
+    validate_examples,
+)
+from app.settings import Settings
+
+REPO = Path(__file__).resolve().parents[2]
+PROBLEM = "application/problem+json"
+YAML = {"content-type": "application/yaml"}
+
+
+@pytest.fixture
+async def client(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    settings = Settings(
+        data_dir=tmp_path / "data", workspace_roots=[REPO / "examples"], max_body_bytes=64_000
+    )
+    application = create_app(settings)
+    async with LifespanManager(application):
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+            yield http
+
+
+async def test_docs_examples_are_the_files_in_examples() -> None:
+    assert (REPO / CUSTOMER_SUPPORT_SUITE_PATH).read_text() == CUSTOMER_SUPPORT_SUITE
+    assert (REPO / REFUND_POLICY_PATH).read_text() == REFUND_POLICY
+
+
+@pytest.mark.parametrize("name", sorted(validate_examples()))
+async def test_every_docs_example_is_valid(client: httpx.AsyncClient, name: str) -> None:
+    response = await client.post("/validate", json=validate_examples()[name]["value"])
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["valid"] is True, body["errors"]
+    assert [case["id"] for case in body["cases"]] == ["refund-outside-window", "damaged-on-arrival"]
+
+
+async def test_yaml_body_is_the_eval_file_itself(client: httpx.AsyncClient) -> None:
+    suite = (REPO / "examples/code-review/code-review.yaml").read_text()
+    response = await client.post("/validate", content=suite, headers=YAML)
+    body = response.json()
+    # Sent as a body, the suite has no folder: files resolve from the root (examples/).
+    assert response.status_code == 200
+    assert body["valid"] is False
+    assert {error["path"] for error in body["errors"]} >= {
+        "evalcases[0].input_messages[1].content[2].value",
+        "execution.evaluators[0].prompt",
+    }
+    assert all(error["line"] > 0 for error in body["errors"])
+
+
+async def test_report_lists_cases_with_markers_guidelines_and_files(
+    client: httpx.AsyncClient,
+) -> None:
+    response = await client.post("/validate", json={"suite": "code-review/code-review.yaml"})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["valid"] is True
+    assert body["warnings"] == []
+    assert body["cases"][0] == {
+        "id": "session-token-timing-leak",
+        "role_markers": True,
+        "guideline_paths": [
+            ".github/copilot.instructions.md",
+            "guidelines/security.instructions.md",
+        ],
+        "files": [
+            ".github/copilot.instructions.md",
+            "guidelines/security.instructions.md",
+            "src/auth/session.py",
+        ],
+    }
+
+
+async def test_yaml_syntax_error_is_200_with_position(client: httpx.AsyncClient) -> None:
+    response = await client.post(
+        "/validate", content="evalcases:\n  - id: a\n    outcome: [oops\n", headers=YAML
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert body["valid"] is False
+    [error] = body["errors"]
+    assert error["message"].startswith("invalid YAML")
+    assert (error["line"], error["column"]) == (4, 1)
+
+
+async def test_yaml_text_inside_json_reports_line_and_column(client: httpx.AsyncClient) -> None:
+    suite = (
+        "evalcases:\n  - id: a\n    outcome: x\n"
+        "    input_messages:\n      - {role: bot, content: Hi}\n"
+    )
+    body = (await client.post("/validate", json={"suite": suite})).json()
+    assert body["errors"] == [
+        {
+            "path": "evalcases[0].input_messages[0].role",
+            "line": 5,
+            "column": 16,
+            "message": "Input should be 'system', 'user', 'assistant' or 'tool'",
+        }
+    ]
+
+
+async def test_object_suite_errors_have_paths_without_positions(client: httpx.AsyncClient) -> None:
+    suite = {"evalcases": [{"id": "a", "input": "Hi"}, {"id": "a", "outcome": "x", "input": "Hi"}]}
+    body = (await client.post("/validate", json={"suite": suite})).json()
+    assert body["valid"] is False
+    assert [error["path"] for error in body["errors"]] == [
+        "evalcases[0].expected_outcome",
+        "evalcases[1].id",
+    ]
+    assert all(set(error) == {"path", "message"} for error in body["errors"])
+
+
+async def test_unknown_evaluator_type_is_a_warning_in_a_valid_report(client) -> None:
+    suite = yaml.safe_load(CUSTOMER_SUPPORT_SUITE)
+    suite["execution"]["evaluators"].append({"name": "kw", "type": "code_judge", "script": "x"})
+    body = (
+        await client.post(
+            "/validate", json={"suite": suite, "files": {"policies/refunds.md": REFUND_POLICY}}
+        )
+    ).json()
+    assert body["valid"] is True
+    assert any("unknown evaluator type 'code_judge'" in warning for warning in body["warnings"])
+
+
+async def test_path_safety_refusals_are_reported(client: httpx.AsyncClient) -> None:
+    suite = {
+        "tests": [
+            {
+                "id": "a",
+                "outcome": "x",
+                "input_messages": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "file", "value": "/etc/passwd"},
+                            {"type": "file", "value": "../../etc/passwd"},
+                        ],
+                    }
+                ],
+            }
+        ]
+    }
+    body = (await client.post("/validate", json={"suite": suite})).json()
+    messages = [error["message"] for error in body["errors"]]
+    assert "absolute paths are not allowed" in messages[0]
+    assert "leaves the workspace root" in messages[1]
+
+
+async def test_missing_suite_file_is_reported_not_a_problem(client: httpx.AsyncClient) -> None:
+    body = (await client.post("/validate", json={"suite": "nowhere/suite.yaml"})).json()
+    assert body["valid"] is False
+    assert body["errors"][0]["path"] == "suite"
+
+
+@pytest.mark.parametrize(
+    ("content", "status"),
+    [
+        (b"[1, 2, 3]", 422),
+        (b'{"files": {}}', 422),
+        (b'{"suite": 42}', 422),
+        (b'{"suite": {}, "extra": 1}', 422),
+        (b'{"suite": ', 400),
+    ],
+    ids=["array", "no-suite", "suite-number", "unknown-field", "broken-json"],
+)
+async def test_body_that_is_not_a_suite_request_is_a_problem(
+    client: httpx.AsyncClient, content: bytes, status: int
+) -> None:
+    response = await client.post(
+        "/validate", content=content, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == status
+    assert response.headers["content-type"] == PROBLEM
+
+
+async def test_non_utf8_yaml_body_is_a_400(client: httpx.AsyncClient) -> None:
+    response = await client.post("/validate", content="é: x".encode("latin-1"), headers=YAML)
+    assert response.status_code == 400
+
+
+async def test_unsupported_media_type_is_a_415(client: httpx.AsyncClient) -> None:
+    response = await client.post(
+        "/validate", content=b"suite", headers={"content-type": "text/plain"}
+    )
+    assert response.status_code == 415
+
+
+async def test_oversize_body_is_a_413(client: httpx.AsyncClient) -> None:
+    big = json.dumps({"suite": "x" * 70_000})
+    response = await client.post(
+        "/validate", content=big, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 413
+    assert response.headers["content-type"] == PROBLEM
+
+
+async def test_alias_bomb_body_is_refused_quickly(client: httpx.AsyncClient) -> None:
+    lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+    for level in range(1, 9):
+        refs = ",".join([f"*a{level - 1}"] * 10)
+        lines.append(f"a{level}: &a{level} [{refs}]")
+    lines.append("evalcases: [*a8]")
+    response = await client.post("/validate", content="\n".join(lines), headers=YAML)
+    assert response.status_code == 200
+    body = response.json()
+    assert body["valid"] is False
+    assert "expands to more than" in body["errors"][0]["message"]
+
+
+async def test_openapi_documents_validate_with_examples(client: httpx.AsyncClient) -> None:
+    document = (await client.get("/openapi.json")).json()
+    operation = document["paths"]["/validate"]["post"]
+    content = operation["requestBody"]["content"]
+    assert set(content["application/json"]["examples"]) == set(validate_examples())
+    assert content["application/yaml"]["example"] == CUSTOMER_SUPPORT_SUITE
+    assert {"400", "413", "415", "422"} <= set(operation["responses"])
+    assert "ValidateRequest" in document["components"]["schemas"]

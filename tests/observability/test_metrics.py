@@ -1,0 +1,135 @@
+"""Prometheus metrics: HTTP counters by route template, provider recorder, scrape-time state."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import SimpleNamespace
+
+import httpx
+from fastapi import FastAPI
+from prometheus_client.parser import text_string_to_metric_families
+
+from app.observability.metrics import Metrics, limiter_states
+
+
+def samples(exposition: str | bytes) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of an exposition, keyed by name and sorted labels."""
+    text = exposition.decode() if isinstance(exposition, bytes) else exposition
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+async def test_a_scrape_after_requests_counts_them_by_route_template_and_status(
+    client: httpx.AsyncClient,
+) -> None:
+    await client.get("/healthz")
+    await client.get("/healthz")
+    await client.get("/no/such/route")
+
+    response = await client.get("/metrics")
+
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain; version=")
+    found = samples(response.text)
+    healthz = (("method", "GET"), ("route", "/healthz"), ("status", "200"))
+    unmatched = (("method", "GET"), ("route", "<unmatched>"), ("status", "404"))
+    assert found[("eval_http_requests_total", healthz)] == 2
+    assert found[("eval_http_requests_total", unmatched)] == 1
+    latency = (("le", "+Inf"), ("method", "GET"), ("route", "/healthz"))
+    assert found[("eval_http_request_duration_seconds_bucket", latency)] == 2
+
+
+async def test_the_limiter_of_every_target_and_role_is_read_at_scrape_time(
+    client: httpx.AsyncClient,
+) -> None:
+    found = samples((await client.get("/metrics")).text)
+
+    for role in ("candidate", "judge"):
+        labels = (("role", role), ("target", "default"))
+        assert found[("eval_provider_limiter_limit", labels)] >= 1
+        assert found[("eval_provider_limiter_in_flight", labels)] == 0
+
+
+async def test_apps_have_separate_registries(app: FastAPI) -> None:
+    other = Metrics()
+    other.record_provider_call("t", "candidate", "ok", 0.1)
+
+    mine = samples(await app.state.metrics.scrape(None))
+
+    assert not any(name.startswith("eval_provider_calls") for name, _ in mine)
+
+
+async def test_provider_calls_retries_and_429s_are_counted_by_target_role_and_outcome() -> None:
+    metrics = Metrics()
+    metrics.record_provider_call("gpt", "candidate", "ok", 0.2)
+    metrics.record_provider_call("gpt", "candidate", "rate_limited", 1.5)
+    metrics.record_retry("gpt", "judge", "rate_limited")
+    metrics.record_rate_limited("gpt", "judge")
+
+    found = samples(await metrics.scrape(None))
+
+    ok = (("outcome", "ok"), ("role", "candidate"), ("target", "gpt"))
+    assert found[("eval_provider_calls_total", ok)] == 1
+    retry = (("reason", "rate_limited"), ("role", "judge"), ("target", "gpt"))
+    assert found[("eval_provider_retries_total", retry)] == 1
+    assert found[("eval_provider_rate_limited_total", (("role", "judge"), ("target", "gpt")))] == 1
+    duration = (("role", "candidate"), ("target", "gpt"))
+    assert found[("eval_provider_call_duration_seconds_count", duration)] == 2
+
+
+class CountingStore:
+    def __init__(self, cases_fail: bool = False) -> None:
+        self.cases_fail = cases_fail
+
+    async def count_runs_by_status(self) -> Mapping[str, int]:
+        return {"running": 2, "succeeded": 5}
+
+    async def count_cases_by_status(self) -> Mapping[str, int]:
+        if self.cases_fail:
+            raise ConnectionError("database is down")
+        return {"pending": 7, "passed": 3}
+
+
+async def test_runs_and_cases_by_status_come_from_the_store_counters() -> None:
+    services = SimpleNamespace(store=CountingStore())
+    metrics = Metrics(services=lambda: services)
+
+    found = samples(await metrics.scrape(services))
+
+    assert found[("eval_runs", (("status", "running"),))] == 2
+    assert found[("eval_runs", (("status", "succeeded"),))] == 5
+    assert found[("eval_cases", (("status", "pending"),))] == 7
+
+
+async def test_a_failing_count_leaves_the_counts_out_but_the_scrape_succeeds() -> None:
+    services = SimpleNamespace(store=CountingStore(cases_fail=True))
+    metrics = Metrics(services=lambda: services)
+    metrics.record_provider_call("t", "judge", "ok", 1.0)
+
+    found = samples(await metrics.scrape(services))
+
+    assert not any(name in ("eval_runs", "eval_cases") for name, _ in found)
+    assert any(name == "eval_provider_calls_total" for name, _ in found)
+
+
+async def test_without_store_counters_the_stored_tables_are_counted(
+    client: httpx.AsyncClient,
+) -> None:
+    found = samples((await client.get("/metrics")).text)
+
+    assert found[("eval_cases", (("status", "pending"),))] == 0
+
+
+def test_limiter_snapshots_are_found_in_nested_descriptions() -> None:
+    state = {"limit": 2, "max_limit": 4, "in_flight": 1, "waiting": 0, "recent_429s": 3}
+    description = [
+        {"name": "a", "limits": {"candidate": state, "judge": state}},
+        {"name": "b", "limiter": state},
+    ]
+
+    found = [(target, role) for target, role, _ in limiter_states(description)]
+
+    assert found == [("a", "candidate"), ("a", "judge"), ("b", "all")]

@@ -1,0 +1,187 @@
+"""RunStore against a real database (SQLite file; PostgreSQL too when reachable)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from app.errors import InvalidRequest
+from app.providers.base import ProviderResponse, Usage
+from app.runs.cache import StoredResponseCache
+from app.runs.errors import IdempotencyConflict, RunNotFound, RunStateConflict
+from app.runs.store import RunStore
+from tests.runs.builders import make_cases, make_new_run, make_record
+
+
+async def test_reopening_a_migrated_sqlite_file_keeps_its_runs(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'nested' / 'eval.db'}"
+    first = await RunStore.open(url)
+    run, _ = await first.create_run(make_new_run(), make_cases(2))
+    await first.aclose()
+    second = await RunStore.open(url)
+    try:
+        assert (await second.get_run(run.id)).total == 2
+    finally:
+        await second.aclose()
+
+
+async def test_create_run_stores_a_queued_run_with_its_cases(store: RunStore) -> None:
+    run, created = await store.create_run(make_new_run(), make_cases(3))
+    assert created
+    assert (run.status, run.total, run.done) == ("queued", 3, 0)
+    assert await store.pending_case_seqs(run.id, after=-1, limit=10) == [0, 1, 2]
+    case = await store.load_case(run.id, 1)
+    assert case.eval_id == "case-1"
+    assert case.definition["id"] == "case-1"
+    assert await store.load_spec(run.id) == {
+        "suite": {"dataset": "demo"},
+        "files": {},
+        "plan": {},
+    }
+
+
+async def test_same_idempotency_key_and_body_returns_the_same_run(store: RunStore) -> None:
+    first, created = await store.create_run(make_new_run(), make_cases(1), idempotency=("k", "h"))
+    again, created_again = await store.create_run(
+        make_new_run(), make_cases(1), idempotency=("k", "h")
+    )
+    assert created and not created_again
+    assert again.id == first.id
+    assert len((await store.list_runs(status=None, limit=10, cursor=None)).items) == 1
+
+
+async def test_same_idempotency_key_with_another_body_is_a_conflict(store: RunStore) -> None:
+    await store.create_run(make_new_run(), make_cases(1), idempotency=("k", "h1"))
+    with pytest.raises(IdempotencyConflict):
+        await store.create_run(make_new_run(), make_cases(1), idempotency=("k", "h2"))
+
+
+async def test_a_case_result_cannot_be_stored_twice(store: RunStore) -> None:
+    run, _ = await store.create_run(make_new_run(), make_cases(2))
+    assert await store.record_result(run.id, 0, make_record("case-0"))
+    assert not await store.record_result(run.id, 0, make_record("case-0", score=0.0))
+    stored = await store.get_run(run.id)
+    assert stored.done == 1
+    records = [json.loads(r) async for r in store.iter_results(run.id)]
+    assert [r["score"] for r in records] == [1.0]
+    assert await store.pending_case_seqs(run.id, after=-1, limit=10) == [1]
+
+
+async def test_events_are_numbered_without_gaps_under_concurrent_writers(
+    store: RunStore,
+) -> None:
+    run, _ = await store.create_run(make_new_run(), make_cases(30))
+    await asyncio.gather(
+        *(store.record_result(run.id, seq, make_record(f"case-{seq}")) for seq in range(30))
+    )
+    events = await store.events_after(run.id, 0, limit=1000)
+    assert [event.seq for event in events] == list(range(1, 61))
+    progress = [json.loads(e.data)["done"] for e in events if e.type == "progress"]
+    assert progress == list(range(1, 31))
+    assert {e.type for e in events[::2]} == {"case_completed"}
+    assert [event.seq for event in await store.events_after(run.id, 58)] == [59, 60]
+
+
+async def test_finishing_a_run_adds_one_run_completed_event(store: RunStore) -> None:
+    run, _ = await store.create_run(make_new_run(), make_cases(1))
+    await store.mark_running(run.id)
+    await store.record_result(run.id, 0, make_record("case-0"))
+    assert await store.finish_run(run.id, "completed", {"total": 1})
+    assert not await store.finish_run(run.id, "cancelled", {"total": 1})
+    finished = await store.get_run(run.id)
+    assert finished.status == "completed"
+    assert finished.summary == {"total": 1}
+    assert finished.started_at is not None
+    assert finished.finished_at is not None
+    last = (await store.events_after(run.id, 2))[-1]
+    assert (last.seq, last.type) == (3, "run_completed")
+
+
+async def test_runs_are_listed_newest_first_by_cursor_and_status(store: RunStore) -> None:
+    ids = []
+    for _ in range(5):
+        run, _ = await store.create_run(make_new_run(), make_cases(1))
+        ids.append(run.id)
+    await store.finish_run(ids[1], "completed", {})
+    first = await store.list_runs(status=None, limit=2, cursor=None)
+    second = await store.list_runs(status=None, limit=2, cursor=first.next_cursor)
+    third = await store.list_runs(status=None, limit=2, cursor=second.next_cursor)
+    listed = [run.id for page in (first, second, third) for run in page.items]
+    assert listed == list(reversed(ids))
+    assert third.next_cursor is None
+    completed = await store.list_runs(status="completed", limit=10, cursor=None)
+    assert [run.id for run in completed.items] == [ids[1]]
+
+
+async def test_a_cursor_not_issued_by_the_store_is_invalid(store: RunStore) -> None:
+    with pytest.raises(InvalidRequest):
+        await store.list_runs(status=None, limit=10, cursor="not-a-cursor")
+
+
+async def test_results_page_in_case_order_and_filter_by_status(store: RunStore) -> None:
+    run, _ = await store.create_run(make_new_run(), make_cases(5))
+    for seq in (4, 0, 2, 1, 3):
+        status = "error" if seq % 2 else "passed"
+        await store.record_result(run.id, seq, make_record(f"case-{seq}", status=status))
+    page = await store.list_results(run.id, status=None, limit=3, cursor=None)
+    rest = await store.list_results(run.id, status=None, limit=3, cursor=page.next_cursor)
+    ids = [json.loads(r)["eval_id"] for r in page.items + rest.items]
+    assert ids == [f"case-{seq}" for seq in range(5)]
+    assert rest.next_cursor is None
+    errors = await store.list_results(run.id, status="error", limit=10, cursor=None)
+    assert [json.loads(r)["eval_id"] for r in errors.items] == ["case-1", "case-3"]
+    streamed = [json.loads(r)["eval_id"] async for r in store.iter_results(run.id, batch_size=2)]
+    assert streamed == ids
+
+
+async def test_retry_reopens_only_error_and_judge_error_cases(store: RunStore) -> None:
+    run, _ = await store.create_run(make_new_run(), make_cases(3))
+    await store.record_result(run.id, 0, make_record("case-0"))
+    await store.record_result(run.id, 1, make_record("case-1", status="error", score=None))
+    await store.record_result(run.id, 2, make_record("case-2", status="judge_error", score=None))
+    with pytest.raises(RunStateConflict):
+        await store.reopen_for_retry(run.id)
+    await store.finish_run(run.id, "completed", {})
+    assert await store.reopen_for_retry(run.id) == 2
+    reopened = await store.get_run(run.id)
+    assert (reopened.status, reopened.done, reopened.finished_at) == ("queued", 1, None)
+    assert await store.pending_case_seqs(run.id, after=-1, limit=10) == [1, 2]
+    assert await store.record_result(run.id, 1, make_record("case-1"))
+
+
+async def test_only_finished_runs_can_be_deleted(store: RunStore) -> None:
+    run, _ = await store.create_run(make_new_run(), make_cases(2), idempotency=("k", "h"))
+    await store.record_result(run.id, 0, make_record("case-0"))
+    with pytest.raises(RunStateConflict):
+        await store.delete_run(run.id)
+    await store.finish_run(run.id, "cancelled", {})
+    await store.delete_run(run.id)
+    with pytest.raises(RunNotFound):
+        await store.get_run(run.id)
+    assert await store.events_after(run.id, 0) == []
+    with pytest.raises(RunNotFound):
+        await store.delete_run(run.id)
+    again, created = await store.create_run(make_new_run(), make_cases(1), idempotency=("k", "h"))
+    assert created and again.id != run.id
+
+
+async def test_result_facts_carry_status_score_and_tokens(store: RunStore) -> None:
+    run, _ = await store.create_run(make_new_run(), make_cases(2))
+    await store.record_result(run.id, 0, make_record("case-0", score=0.5, status="failed"))
+    facts = await store.result_facts(run.id)
+    assert [(f.status, f.score, f.candidate_input_tokens, f.judge_output_tokens) for f in facts] == [
+        ("failed", 0.5, 10, 3)
+    ]
+
+
+async def test_response_cache_returns_a_stored_reply_marked_as_a_hit(store: RunStore) -> None:
+    cache = StoredResponseCache(store)
+    assert await cache.get("k") is None
+    await cache.put("k", ProviderResponse(text="first", usage=Usage(input_tokens=3)))
+    await cache.put("k", ProviderResponse(text="second"))
+    hit = await cache.get("k")
+    assert hit is not None
+    assert (hit.text, hit.cached, hit.usage.input_tokens) == ("first", True, 3)
