@@ -43,7 +43,9 @@ async def build_services(
 ) -> Services:
     """Open the service's resources (called by the lifespan)."""
     services = Services(settings=settings, transport=transport, metrics=metrics or Metrics())
-    services.providers = ProviderRegistry(settings, transport=transport, environ=read_environment())
+    services.providers = ProviderRegistry(
+        settings, transport=transport, environ=read_environment(), observer=services.metrics
+    )
     services.exit_stack.push_async_callback(services.providers.aclose)
     add_log_secrets(
         secret

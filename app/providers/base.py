@@ -85,3 +85,32 @@ class Provider(Protocol):
     async def aclose(self) -> None:
         """Release the adapter's resources (its HTTP client)."""
         ...
+
+
+class CallObserver(Protocol):
+    """Receives one event per finished call, retry and 429 (the metrics layer implements it)."""
+
+    def record_provider_call(self, target: str, role: str, outcome: str, seconds: float) -> None:
+        """One call finished: ``outcome`` is ``ok`` or the error's kind."""
+        ...
+
+    def record_retry(self, target: str, role: str, reason: str) -> None:
+        """One attempt failed and will be retried."""
+        ...
+
+    def record_rate_limited(self, target: str, role: str) -> None:
+        """The provider answered 429."""
+        ...
+
+
+class NoObserver:
+    """A ``CallObserver`` that records nothing."""
+
+    def record_provider_call(self, target: str, role: str, outcome: str, seconds: float) -> None:
+        """Record nothing."""
+
+    def record_retry(self, target: str, role: str, reason: str) -> None:
+        """Record nothing."""
+
+    def record_rate_limited(self, target: str, role: str) -> None:
+        """Record nothing."""

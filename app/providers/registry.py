@@ -8,6 +8,7 @@ module that picks an adapter by provider name.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 from urllib.parse import urlsplit, urlunsplit
@@ -17,9 +18,21 @@ from pydantic import BaseModel, Field
 
 from app.providers.anthropic import AnthropicAdapter
 from app.providers.azure import AzureAdapter
-from app.providers.base import CallRole, ProviderKind, ProviderRequest, ProviderResponse
+from app.providers.base import (
+    CallObserver,
+    CallRole,
+    NoObserver,
+    ProviderKind,
+    ProviderRequest,
+    ProviderResponse,
+)
 from app.providers.cli import CliAdapter
-from app.providers.errors import ProviderRateLimited, ProviderTimeout, UnknownTarget
+from app.providers.errors import (
+    ProviderError,
+    ProviderRateLimited,
+    ProviderTimeout,
+    UnknownTarget,
+)
 from app.providers.gemini import GeminiAdapter
 from app.providers.limiter import AdaptiveLimiter, LimiterState
 from app.providers.mock import MockAdapter
@@ -119,6 +132,7 @@ class TargetRuntime:
         policy: RetryPolicy,
         max_concurrency: int,
         sleep: Sleep = asyncio.sleep,
+        observer: CallObserver | None = None,
     ) -> None:
         self.name = config.name
         self.config = config
@@ -129,6 +143,7 @@ class TargetRuntime:
         self.policy = policy
         self.limiters = {role: AdaptiveLimiter(max_concurrency) for role in CallRole}
         self._sleep = sleep
+        self._observer: CallObserver = observer or NoObserver()
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Call the provider within the role's limit, retrying by policy, within the deadline.
@@ -136,6 +151,14 @@ class TargetRuntime:
         Raises:
             ProviderError: a subclass naming the target and the provider's message.
         """
+        role = request.role.value
+        started = time.perf_counter()
+        outcome = "ok"
+
+        def on_retry(error: BaseException | None) -> None:
+            reason = error.slug if isinstance(error, ProviderError) else "error"
+            self._observer.record_retry(self.name, role, reason)
+
         try:
             async with asyncio.timeout(self.policy.deadline_seconds):
                 return await call_with_retries(
@@ -143,13 +166,24 @@ class TargetRuntime:
                     self.policy,
                     sleep=self._sleep,
                     target=self.name,
+                    on_retry=on_retry,
                 )
         except TimeoutError:
+            outcome = ProviderTimeout.slug
             raise ProviderTimeout(
                 f"target {self.name!r}: no answer within the "
                 f"{self.policy.deadline_seconds:g}s deadline",
                 target=self.name,
             ) from None
+        except ProviderError as exc:
+            outcome = exc.slug
+            raise
+        except asyncio.CancelledError:
+            outcome = "cancelled"
+            raise
+        finally:
+            seconds = time.perf_counter() - started
+            self._observer.record_provider_call(self.name, role, outcome, seconds)
 
     async def _attempt(self, request: ProviderRequest) -> ProviderResponse:
         limiter = self.limiters[request.role]
@@ -165,6 +199,7 @@ class TargetRuntime:
                 ) from None
             except ProviderRateLimited:
                 limiter.record_rate_limited()
+                self._observer.record_rate_limited(self.name, request.role.value)
                 raise
             limiter.record_success()
             return response
@@ -211,8 +246,10 @@ class ProviderRegistry:
         transport: httpx.AsyncBaseTransport | None = None,
         environ: Mapping[str, str] | None = None,
         sleep: Sleep = asyncio.sleep,
+        observer: CallObserver | None = None,
     ) -> None:
         self._settings = settings
+        self._observer = observer
         self._transport = transport
         self._environ = dict(environ or {})
         self._sleep = sleep
@@ -229,6 +266,7 @@ class ProviderRegistry:
             policy=retry_policy(self._settings, config),
             max_concurrency=config.max_concurrency or self._settings.default_target_concurrency,
             sleep=self._sleep,
+            observer=self._observer,
         )
 
     def _adapter(self, config: TargetConfig) -> Adapter:

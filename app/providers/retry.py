@@ -94,6 +94,7 @@ async def call_with_retries(
     rng: random.Random | None = None,
     clock: Callable[[], float] = time.monotonic,
     target: str = "",
+    on_retry: Callable[[BaseException | None], None] | None = None,
 ) -> T:
     """Run ``attempt`` until it succeeds, fails for good, or the budget is spent.
 
@@ -118,6 +119,8 @@ async def call_with_retries(
             type(error).__name__ if error else "?",
             retry_state.upcoming_sleep,
         )
+        if on_retry is not None:
+            on_retry(error)
 
     retrying = AsyncRetrying(
         sleep=sleep,

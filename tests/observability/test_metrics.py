@@ -133,3 +133,20 @@ def test_limiter_snapshots_are_found_in_nested_descriptions() -> None:
     found = [(target, role) for target, role, _ in limiter_states(description)]
 
     assert found == [("a", "candidate"), ("a", "judge"), ("b", "all")]
+
+
+async def test_provider_calls_made_by_an_evaluation_are_counted(client) -> None:
+    suite = {
+        "evalcases": [
+            {
+                "id": "c1",
+                "expected_outcome": "Says hello",
+                "input_messages": [{"role": "user", "content": "hello"}],
+            }
+        ]
+    }
+    response = await client.post("/evaluate", json={"suite": suite})
+    assert response.status_code == 200, response.text
+    scrape = (await client.get("/metrics")).text
+    assert 'eval_provider_calls_total{outcome="ok",role="candidate",target="default"} 1.0' in scrape
+    assert 'eval_provider_calls_total{outcome="ok",role="judge",target="default"} 1.0' in scrape
