@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import aiohttp
 import httpx
+import orjson
 from httpx_aiohttp import AiohttpTransport
 from pydantic import BaseModel, ValidationError
 
@@ -158,7 +159,11 @@ class HttpAdapter(ABC):
         body, _ = self.build_body(request)
         started = time.perf_counter()
         try:
-            response = await self._client.post(self.url(), json=body, headers=self.headers())
+            response = await self._client.post(
+                self.url(),
+                content=orjson.dumps(body),
+                headers={**self.headers(), "content-type": "application/json"},
+            )
         except httpx.TimeoutException as exc:
             if _refused_connection(exc):
                 reason = type(exc.__cause__).__name__
@@ -197,8 +202,8 @@ class HttpAdapter(ABC):
 
     def _json(self, response: httpx.Response) -> Any:
         try:
-            return response.json()
-        except ValueError:
+            return orjson.loads(response.content)
+        except orjson.JSONDecodeError:
             return None
 
     def _error_for(self, response: httpx.Response, payload: Any) -> ProviderError:

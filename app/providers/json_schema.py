@@ -9,8 +9,11 @@ no ``additionalProperties``, ``$ref`` or ``const``.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import wraps
 from typing import Any
+
+import orjson
 
 JsonSchema = dict[str, Any]
 
@@ -59,6 +62,27 @@ def resolve_refs(schema: JsonSchema) -> JsonSchema:
     return resolved
 
 
+def _memoised(convert: Callable[[JsonSchema], JsonSchema]) -> Callable[[JsonSchema], JsonSchema]:
+    """Convert each distinct schema once: a run sends the same judge schema on every call.
+
+    The converted schema is shared between calls; request bodies only read it.
+    """
+    cache: dict[bytes, JsonSchema] = {}
+
+    @wraps(convert)
+    def converted(schema: JsonSchema) -> JsonSchema:
+        key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+        result = cache.get(key)
+        if result is None:
+            if len(cache) >= 256:
+                cache.clear()
+            result = cache[key] = convert(schema)
+        return result
+
+    return converted
+
+
+@_memoised
 def openai_strict_schema(schema: JsonSchema) -> JsonSchema:
     """The schema rewritten to follow OpenAI's strict structured-output rules."""
 
@@ -91,6 +115,7 @@ def _nullable(node: JsonSchema) -> JsonSchema:
     return node
 
 
+@_memoised
 def gemini_schema(schema: JsonSchema) -> JsonSchema:
     """The schema in Gemini's ``responseSchema`` dialect (an OpenAPI 3.0 subset)."""
     converted: JsonSchema = _gemini_node(resolve_refs(schema))
