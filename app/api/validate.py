@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 
 from app.api.body import body_openapi, is_yaml, read_document, validate_document
 from app.api.dependencies import SettingsDep
@@ -48,10 +48,17 @@ async def read_validate_request(request: Request) -> ValidateRequest:
     summary="Check a suite and the files it references",
     response_model=ValidateResponse,
     response_model_exclude_none=True,
+    response_model_by_alias=True,
     responses=ERRORS,
     openapi_extra=_openapi(),
 )
-async def validate_suite(request: Request, settings: SettingsDep) -> ValidateResponse:
+async def validate_suite(
+    request: Request,
+    settings: SettingsDep,
+    prompts: Annotated[
+        bool, Query(description="Also return each case's question, guidelines and chatPrompt.")
+    ] = False,
+) -> ValidateResponse:
     """Report every problem of a suite (200 with `valid: false`), as `/evaluate` checks it.
 
     The body is JSON `{suite, files?}` (the suite as an object, as YAML text, or as a path
@@ -61,4 +68,4 @@ async def validate_suite(request: Request, settings: SettingsDep) -> ValidateRes
     gets a problem document.
     """
     body = await read_validate_request(request)
-    return await validate_suite_request(body, settings)
+    return await validate_suite_request(body, settings, prompts=prompts)

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.errors import FieldError
+from app.formatting.messages import ChatMessage
 
 
 class ValidateRequest(BaseModel):
@@ -34,10 +35,17 @@ class ValidateRequest(BaseModel):
 class CaseCheck(BaseModel):
     """One case as the candidate would see it (formatted in LM mode)."""
 
+    model_config = ConfigDict(validate_by_name=True, validate_by_alias=True)
+
     id: str
     role_markers: bool = Field(description="Whether the question carries `@[Role]:` markers.")
     guideline_paths: list[str] = Field(description="Guideline files, moved out of the turns.")
     files: list[str] = Field(description="Every file the case references, in order, each once.")
+    question: str | None = Field(None, description="The formatted question (with `?prompts=true`).")
+    guidelines: str | None = Field(None, description="The guidelines (with `?prompts=true`).")
+    chat_prompt: list[ChatMessage] | None = Field(
+        None, alias="chatPrompt", description="The chatPrompt (with `?prompts=true`)."
+    )
 
 
 class ValidateResponse(BaseModel):

@@ -233,3 +233,27 @@ async def test_openapi_documents_validate_with_examples(client: httpx.AsyncClien
     assert content["application/yaml"]["example"] == CUSTOMER_SUPPORT_SUITE
     assert {"400", "413", "415", "422"} <= set(operation["responses"])
     assert "ValidateRequest" in document["components"]["schemas"]
+
+
+async def test_prompts_query_returns_each_case_formatted(client) -> None:
+    suite = (
+        "evalcases:\n"
+        "  - id: greet\n"
+        "    expected_outcome: Greets back\n"
+        "    input_messages:\n"
+        "      - {role: system, content: Be warm.}\n"
+        "      - {role: user, content: Hello}\n"
+    )
+    response = await client.post(
+        "/validate?prompts=true", content=suite, headers={"content-type": "application/yaml"}
+    )
+    case = response.json()["cases"][0]
+    assert case["question"] == "@[System]:\nBe warm.\n\n@[User]:\nHello"
+    assert case["chatPrompt"] == [
+        {"role": "system", "content": "Be warm."},
+        {"role": "user", "content": "Hello"},
+    ]
+    plain = await client.post(
+        "/validate", content=suite, headers={"content-type": "application/yaml"}
+    )
+    assert "question" not in plain.json()["cases"][0]
