@@ -98,8 +98,17 @@ async def call_with_retries(
 ) -> T:
     """Run ``attempt`` until it succeeds, fails for good, or the budget is spent.
 
-    The last error is re-raised as it was (a ``ProviderError`` naming the target).
+    The last error is re-raised as it was (a ``ProviderError`` naming the target). Most
+    calls succeed at once, so the first attempt runs before tenacity's loop is set up; a
+    retryable failure is then handed to the loop as its first attempt's outcome.
     """
+    deadline = clock() + policy.deadline_seconds
+    try:
+        return await attempt()
+    except ProviderError as exc:
+        if policy.max_attempts <= 1 or not _is_retryable(exc):
+            raise
+        first_failure = exc
     rng = rng or random.Random()
 
     def wait(retry_state: RetryCallState) -> float:
@@ -124,15 +133,20 @@ async def call_with_retries(
 
     retrying = AsyncRetrying(
         sleep=sleep,
-        stop=stop_after_attempt(policy.max_attempts)
-        | _StopAtDeadline(clock() + policy.deadline_seconds, clock),
+        stop=stop_after_attempt(policy.max_attempts) | _StopAtDeadline(deadline, clock),
         wait=wait,
         retry=retry_if_exception(_is_retryable),
         before_sleep=log_retry,
         reraise=True,
     )
 
+    replayed = False
+
     async def run() -> T:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            raise first_failure
         return await attempt()
 
     return await retrying(run)
