@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install (if needed) and start a local PostgreSQL on 127.0.0.1 for the storage tests.
-# Prints the URL to export as EVAL_TEST_POSTGRES_URL on its last line of stdout.
-# Usage: export EVAL_TEST_POSTGRES_URL="$(scripts/ci_postgres.sh | tail -n 1)"
+# Creates a user and a database, exports EVAL_TEST_POSTGRES_URL and prints it (last line).
+# Usage: `source scripts/ci_postgres.sh` (as .ci/run does), or
+#        export EVAL_TEST_POSTGRES_URL="$(scripts/ci_postgres.sh | tail -n 1)"
+# Needs root (apt-get, and su to the postgres user).
 set -euo pipefail
 
 DB_NAME="${PG_DB_NAME:-eval_test}"
@@ -56,4 +58,5 @@ if ! as_postgres "psql -p ${port} -tAc \"SELECT 1 FROM pg_database WHERE datname
     as_postgres "createdb -p ${port} -O ${DB_USER} ${DB_NAME}" >&2
 fi
 
-echo "postgresql+asyncpg://${DB_USER}:${DB_PASSWORD}@127.0.0.1:${port}/${DB_NAME}"
+export EVAL_TEST_POSTGRES_URL="postgresql+asyncpg://${DB_USER}:${DB_PASSWORD}@127.0.0.1:${port}/${DB_NAME}"
+echo "${EVAL_TEST_POSTGRES_URL}"

@@ -8,10 +8,12 @@ from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from sse_starlette import EventSourceResponse
 
+from app.api.auth import CallerDep
 from app.api.body import body_openapi, is_yaml, read_document, validate_document
-from app.api.dependencies import ServicesDep
+from app.api.dependencies import ServicesDep, SettingsDep
 from app.api.evaluate import QUERY_LISTS, QUERY_VALUES
 from app.api.problems import Problem
+from app.api.ratelimit import ensure_run_capacity
 from app.errors import BadRequest
 from app.runs.service import RunService
 from app.schemas.runs import (
@@ -25,6 +27,7 @@ from app.schemas.runs import (
     RunStatusName,
     run_examples,
 )
+from app.schemas.suite_examples import CUSTOMER_SUPPORT_SUITE
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 
@@ -42,6 +45,28 @@ Cursor = Annotated[str | None, Query(description="`next_cursor` of the previous 
 def problems(*codes: int) -> dict[int | str, dict[str, Any]]:
     """``responses=`` entries documenting problem documents for ``codes``."""
     return {code: {"model": Problem} for code in codes}
+
+
+def _create_run_openapi() -> dict[str, Any]:
+    extra = body_openapi(RunRequest, run_examples())
+    extra["requestBody"]["content"]["application/yaml"] = {
+        "schema": {"type": "string", "description": "The eval file itself (YAML)."},
+        "example": CUSTOMER_SUPPORT_SUITE,
+    }
+    extra["parameters"] = [
+        {
+            "name": name,
+            "in": "query",
+            "required": False,
+            "description": f"With a YAML body: the request's `{name}`"
+            + (" (repeat or comma-separate)." if name in QUERY_LISTS else "."),
+            "schema": {"type": "array", "items": {"type": "string"}}
+            if name in QUERY_LISTS
+            else {"type": "string"},
+        }
+        for name in (*QUERY_VALUES, "cache", *QUERY_LISTS)
+    ]
+    return extra
 
 
 async def read_run_request(request: Request) -> RunRequest:
@@ -68,16 +93,22 @@ async def read_run_request(request: Request) -> RunRequest:
     operation_id="create_run",
     summary="Start a durable run of a suite",
     status_code=202,
-    responses=problems(400, 409, 413, 415, 422),
-    openapi_extra=body_openapi(RunRequest, run_examples()),
+    responses=problems(400, 409, 413, 415, 422, 429),
+    openapi_extra=_create_run_openapi(),
 )
 async def create_run(
     request: Request,
     response: Response,
     runs: RunsDep,
+    caller: CallerDep,
+    settings: SettingsDep,
     idempotency_key: Annotated[
         str | None,
-        Header(max_length=255, description="Same key and body: the same run; other body: 409."),
+        Header(
+            alias="Idempotency-Key",
+            max_length=255,
+            description="Same key and body: the same run; other body: 409.",
+        ),
     ] = None,
 ) -> RunObject:
     """Store the run and its cases, start it in the background and answer at once (202).
@@ -85,7 +116,9 @@ async def create_run(
     The body is the `/evaluate` body (JSON, or the eval file as `application/yaml` with the
     other fields as query parameters) plus `cache`. `Location` names the new run.
     """
-    run, _ = await runs.submit(await read_run_request(request), idempotency_key)
+    body = await read_run_request(request)
+    ensure_run_capacity(caller, await runs.runs_in_flight(caller.id), settings)
+    run, _ = await runs.submit(body, idempotency_key, caller.id)
     response.headers["Location"] = f"/runs/{run.id}"
     return run
 
@@ -95,18 +128,19 @@ async def create_run(
 )
 async def list_runs(
     runs: RunsDep,
+    caller: CallerDep,
     status: Annotated[RunStatusName | None, Query(description="Only runs in this status.")] = None,
     limit: Limit = None,
     cursor: Cursor = None,
 ) -> RunList:
     """One page of runs, newest first; follow `next_cursor` for the next page."""
-    return await runs.list(status=status, limit=limit, cursor=cursor)
+    return await runs.list(status=status, limit=limit, cursor=cursor, caller=caller.id)
 
 
 @router.get("/{run_id}", operation_id="get_run", summary="A run", responses=problems(404))
-async def get_run(run_id: str, runs: RunsDep) -> RunObject:
+async def get_run(run_id: str, runs: RunsDep, caller: CallerDep) -> RunObject:
     """The run, with its progress and the summary of the cases finished so far."""
-    return await runs.get(run_id)
+    return await runs.get(run_id, caller.id)
 
 
 @router.get(
@@ -123,6 +157,7 @@ async def list_run_results(
     run_id: str,
     request: Request,
     runs: RunsDep,
+    caller: CallerDep,
     status: Annotated[
         CaseStatusName | None, Query(description="Only cases with this status.")
     ] = None,
@@ -135,9 +170,9 @@ async def list_run_results(
     streamed from the database.
     """
     if NDJSON_MEDIA_TYPE in request.headers.get("accept", ""):
-        lines = await runs.export(run_id, status=status)
+        lines = await runs.export(run_id, status=status, caller=caller.id)
         return StreamingResponse(lines, media_type=NDJSON_MEDIA_TYPE)
-    return await runs.results(run_id, status=status, limit=limit, cursor=cursor)
+    return await runs.results(run_id, status=status, limit=limit, cursor=cursor, caller=caller.id)
 
 
 @router.get(
@@ -153,8 +188,12 @@ async def list_run_results(
 async def stream_run_events(
     run_id: str,
     runs: RunsDep,
+    caller: CallerDep,
     last_event_id: Annotated[
-        str | None, Header(description="Resume after this event id (sent by EventSource).")
+        str | None,
+        Header(
+            alias="Last-Event-ID", description="Resume after this event id (sent by EventSource)."
+        ),
     ] = None,
 ) -> EventSourceResponse:
     """The run's events: `case_completed`, `progress` and `run_completed`.
@@ -163,7 +202,7 @@ async def stream_run_events(
     status and summary. Each event has an increasing `id`: a client reconnecting with
     `Last-Event-ID` gets exactly the events it missed. The stream ends with the run.
     """
-    events = await runs.events(run_id, last_event_id)
+    events = await runs.events(run_id, last_event_id, caller.id)
     return EventSourceResponse(events, ping=15)
 
 
@@ -173,9 +212,9 @@ async def stream_run_events(
     summary="Cancel a run",
     responses=problems(404),
 )
-async def cancel_run(run_id: str, runs: RunsDep) -> RunObject:
+async def cancel_run(run_id: str, runs: RunsDep, caller: CallerDep) -> RunObject:
     """No new case starts, in-flight calls are cancelled, finished results are kept."""
-    return await runs.cancel(run_id)
+    return await runs.cancel(run_id, caller.id)
 
 
 @router.post(
@@ -184,12 +223,12 @@ async def cancel_run(run_id: str, runs: RunsDep) -> RunObject:
     summary="Re-run a finished run's failed cases",
     responses=problems(404, 409),
 )
-async def retry_run(run_id: str, runs: RunsDep) -> RunObject:
+async def retry_run(run_id: str, runs: RunsDep, caller: CallerDep) -> RunObject:
     """Run again the cases whose status is `error` or `judge_error`.
 
     For a cancelled run, the cases never run are run too; the other results are kept.
     """
-    return await runs.retry(run_id)
+    return await runs.retry(run_id, caller.id)
 
 
 @router.post(
@@ -203,6 +242,7 @@ async def regrade_run(
     run_id: str,
     response: Response,
     runs: RunsDep,
+    caller: CallerDep,
     regrade: Annotated[RegradeRequest | None, Body()] = None,
 ) -> RunObject:
     """A new run grading the stored candidate answers again (the candidate is not called).
@@ -210,7 +250,7 @@ async def regrade_run(
     Give new `evaluators` and/or another `judge_target`; the new run's `parent_run_id`
     names this one.
     """
-    run = await runs.regrade(run_id, regrade or RegradeRequest())
+    run = await runs.regrade(run_id, regrade or RegradeRequest(), caller.id)
     response.headers["Location"] = f"/runs/{run.id}"
     return run
 
@@ -222,6 +262,6 @@ async def regrade_run(
     status_code=204,
     responses=problems(404, 409),
 )
-async def delete_run(run_id: str, runs: RunsDep) -> None:
+async def delete_run(run_id: str, runs: RunsDep, caller: CallerDep) -> None:
     """Remove a finished run with its results and events (409 while it runs)."""
-    await runs.delete(run_id)
+    await runs.delete(run_id, caller.id)

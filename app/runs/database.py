@@ -47,6 +47,9 @@ def create_engine(url: str) -> AsyncEngine:
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
+        # One writer at a time anyway; a few connections serve the short reads, and each
+        # keeps its own page cache, so more connections only cost memory.
+        options = {"pool_size": 4, "max_overflow": 4}
     else:
         options = {"pool_pre_ping": True, "pool_size": 10, "max_overflow": 10}
     engine = create_async_engine(url, **options)

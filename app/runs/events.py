@@ -3,12 +3,13 @@
 Every event has the run-local number stored with it as its SSE ``id``; a client that
 reconnects with ``Last-Event-ID: N`` gets exactly the events numbered above N. The stream
 ends after ``run_completed`` (or at once when the run has finished and nothing is left).
+Between reads the stream wakes on this process's next commit, else every ``POLL_SECONDS``
+(writes of other processes sharing the database).
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from sse_starlette import ServerSentEvent
 
@@ -16,7 +17,7 @@ from app.runs.errors import RunNotFound
 from app.runs.models import StoredEvent
 from app.runs.store import RunStore
 
-POLL_SECONDS = 0.2
+POLL_SECONDS = 0.5
 EVENT_TYPES = ("case_completed", "progress", "run_completed")
 
 
@@ -34,7 +35,7 @@ def to_server_sent_event(event: StoredEvent) -> ServerSentEvent:
 
 async def stream_run_events(
     store: RunStore, run_id: str, *, after: int, poll_seconds: float = POLL_SECONDS
-) -> AsyncIterator[ServerSentEvent]:
+) -> AsyncGenerator[ServerSentEvent, None]:
     """Yield the run's events numbered above ``after``, following it until it completes."""
     await store.get_run(run_id)
     last = after
@@ -53,4 +54,4 @@ async def stream_run_events(
             return
         if run.finished and not await store.events_after(run_id, last, limit=1):
             return
-        await asyncio.sleep(poll_seconds)
+        await store.wait_for_commit(poll_seconds)

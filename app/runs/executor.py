@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
 from app.evaluation.records import ResultRecord
+from app.observability.logging import bind_log_context
 from app.runs.models import StoredCase
 from app.runs.store import RunStore
 from app.runs.store_base import utc_now
@@ -132,11 +133,12 @@ class InProcessExecutor:
         """Load the case, evaluate it and store its record in one short transaction."""
         prepared = await self._prepared_run(run_id)
         case = await self._store.load_case(run_id, seq)
-        try:
-            record = await prepared.evaluate(case)
-        except Exception as exc:
-            # A defect, not a case failure (those come back as records): keep the run going.
-            logger.exception("case %s of run %s failed unexpectedly", case.eval_id, run_id)
-            record = failure_record(prepared, case, f"internal error: {type(exc).__name__}")
-        if not await self._store.record_result(run_id, seq, record):
-            logger.warning("case %s of run %s was already stored", case.eval_id, run_id)
+        with bind_log_context(run_id=run_id, case_id=case.eval_id):
+            try:
+                record = await prepared.evaluate(case)
+            except Exception as exc:
+                # A defect, not a case failure (those come back as records): keep the run going.
+                logger.exception("case %s of run %s failed unexpectedly", case.eval_id, run_id)
+                record = failure_record(prepared, case, f"internal error: {type(exc).__name__}")
+            if not await self._store.record_result(run_id, seq, record):
+                logger.warning("case %s of run %s was already stored", case.eval_id, run_id)

@@ -21,6 +21,7 @@ class RunInfo:
     kind: str
     status: str
     parent_run_id: str | None
+    owner: str | None
     target: str
     judge_target: str | None
     total: int
@@ -47,6 +48,7 @@ class NewRun:
     judge_target: str | None
     spec: dict[str, Any]
     parent_run_id: str | None = None
+    owner: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,14 +82,13 @@ class StoredEvent:
 
 @dataclass(frozen=True)
 class ResultFacts:
-    """The columns of a stored result that summaries aggregate."""
+    """What a run's summary is built from: each result's status and score, tokens summed."""
 
-    status: str
-    score: float | None
-    candidate_input_tokens: int
-    candidate_output_tokens: int
-    judge_input_tokens: int
-    judge_output_tokens: int
+    outcomes: list[tuple[str, float | None]]
+    candidate_input_tokens: int = 0
+    candidate_output_tokens: int = 0
+    judge_input_tokens: int = 0
+    judge_output_tokens: int = 0
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert, select, tuple_, update
+from sqlalchemy import func, insert, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
@@ -236,18 +236,19 @@ class RecordsStore(StoreBase):
         async with self._session() as session:
             return [(seq, record) for seq, record in (await session.execute(query)).all()]
 
-    async def result_facts(self, run_id: str) -> list[ResultFacts]:
-        """Status, score and tokens of every stored result of a run (for its summary)."""
-        query = select(
-            ResultRow.status,
-            ResultRow.score,
-            ResultRow.candidate_input_tokens,
-            ResultRow.candidate_output_tokens,
-            ResultRow.judge_input_tokens,
-            ResultRow.judge_output_tokens,
+    async def result_facts(self, run_id: str) -> ResultFacts:
+        """Status and score of every stored result of a run, and its token totals."""
+        outcomes = select(ResultRow.status, ResultRow.score).where(ResultRow.run_id == run_id)
+        tokens = select(
+            func.coalesce(func.sum(ResultRow.candidate_input_tokens), 0),
+            func.coalesce(func.sum(ResultRow.candidate_output_tokens), 0),
+            func.coalesce(func.sum(ResultRow.judge_input_tokens), 0),
+            func.coalesce(func.sum(ResultRow.judge_output_tokens), 0),
         ).where(ResultRow.run_id == run_id)
         async with self._session() as session:
-            return [ResultFacts(*row) for row in (await session.execute(query)).all()]
+            rows = [(status, score) for status, score in await session.execute(outcomes)]
+            sums = (await session.execute(tokens)).one()
+        return ResultFacts(rows, *(int(value) for value in sums))
 
     # Events -------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from app.evaluation.context import TargetLookup
 from app.evaluation.plan import RunPlan, build_run_plan
 from app.evaluation.summary import RunSummary
 from app.formatting.messages import FormatOptions
-from app.runs.errors import RunStateConflict
+from app.runs.errors import RunNotFound, RunStateConflict
 from app.runs.events import parse_last_event_id, stream_run_events
 from app.runs.models import NewCase, NewRun, RunInfo
 from app.runs.spec import RunSpec, build_run_spec, case_definition
@@ -54,10 +54,15 @@ class RunService:
         self._providers = providers
 
     async def submit(
-        self, request: RunRequest, idempotency_key: str | None
+        self, request: RunRequest, idempotency_key: str | None, caller: str | None = None
     ) -> tuple[RunObject, bool]:
-        """Store a run of the request's suite and start it; returns it and whether it is new."""
-        idempotency = (idempotency_key, body_hash(request)) if idempotency_key else None
+        """Store a run of the request's suite and start it; returns it and whether it is new.
+
+        Idempotency keys are the caller's own: two callers may use the same key.
+        """
+        idempotency = None
+        if idempotency_key:
+            idempotency = (f"{caller or ''}:{idempotency_key}", body_hash(request))
         if idempotency is not None:
             existing = await self._store.run_for_key(*idempotency)
             if existing is not None:
@@ -71,6 +76,7 @@ class RunService:
             target=plan.target,
             judge_target=plan.judge_target,
             spec=spec.model_dump(mode="json", by_alias=True),
+            owner=caller,
         )
         cases = (
             NewCase(eval_id=case.id, definition=case_definition(case))
@@ -133,32 +139,61 @@ class RunService:
             error=run.error,
         )
 
-    async def get(self, run_id: str) -> RunObject:
-        """The run, with the summary of the cases finished so far."""
-        return await self._view(await self._store.get_run(run_id))
+    async def _owned(self, run_id: str, caller: str | None) -> RunInfo:
+        """The run, if ``caller`` may see it (every run when authentication is off)."""
+        run = await self._store.get_run(run_id)
+        if caller is not None and run.owner != caller:
+            raise RunNotFound(f"no run has the id {run_id!r}")
+        return run
 
-    async def list(self, *, status: str | None, limit: int | None, cursor: str | None) -> RunList:
-        """One page of runs, newest first."""
+    async def runs_in_flight(self, caller: str | None) -> int:
+        """The caller's runs queued or running now (everyone's when authentication is off)."""
+        return await self._store.count_active_runs(caller)
+
+    async def get(self, run_id: str, caller: str | None = None) -> RunObject:
+        """The run, with the summary of the cases finished so far."""
+        return await self._view(await self._owned(run_id, caller))
+
+    async def list(
+        self,
+        *,
+        status: str | None,
+        limit: int | None,
+        cursor: str | None,
+        caller: str | None = None,
+    ) -> RunList:
+        """One page of the caller's runs, newest first."""
         page = await self._store.list_runs(
-            status=status, limit=limit or self._settings.runs_page_size, cursor=cursor
+            status=status,
+            limit=limit or self._settings.runs_page_size,
+            cursor=cursor,
+            owner=caller,
         )
         return RunList(
             runs=[await self._view(run) for run in page.items], next_cursor=page.next_cursor
         )
 
     async def results(
-        self, run_id: str, *, status: str | None, limit: int | None, cursor: str | None
+        self,
+        run_id: str,
+        *,
+        status: str | None,
+        limit: int | None,
+        cursor: str | None,
+        caller: str | None = None,
     ) -> ResultPage:
         """One page of the run's records, in case order."""
-        await self._store.get_run(run_id)
+        await self._owned(run_id, caller)
         page = await self._store.list_results(
             run_id, status=status, limit=limit or self._settings.runs_page_size, cursor=cursor
         )
         return ResultPage(results=[json.loads(r) for r in page.items], next_cursor=page.next_cursor)
 
-    async def export(self, run_id: str, *, status: str | None) -> AsyncIterator[bytes]:
+    async def export(
+        self, run_id: str, *, status: str | None, caller: str | None = None
+    ) -> AsyncIterator[bytes]:
         """Every record of the run as JSONL, streamed from the database (404 checked first)."""
-        await self._store.get_run(run_id)
+        await self._owned(run_id, caller)
 
         async def lines() -> AsyncIterator[bytes]:
             async for record in self._store.iter_results(run_id, status=status):
@@ -167,25 +202,29 @@ class RunService:
         return lines()
 
     async def events(
-        self, run_id: str, last_event_id: str | None
+        self, run_id: str, last_event_id: str | None, caller: str | None = None
     ) -> AsyncIterator[ServerSentEvent]:
         """The run's events after ``Last-Event-ID`` (404 checked first)."""
-        await self._store.get_run(run_id)
+        await self._owned(run_id, caller)
         return stream_run_events(self._store, run_id, after=parse_last_event_id(last_event_id))
 
-    async def cancel(self, run_id: str) -> RunObject:
+    async def cancel(self, run_id: str, caller: str | None = None) -> RunObject:
         """Stop the run; finished results are kept (a finished run is returned as is)."""
+        await self._owned(run_id, caller)
         return await self._view(await self._supervisor.cancel(run_id))
 
-    async def retry(self, run_id: str) -> RunObject:
+    async def retry(self, run_id: str, caller: str | None = None) -> RunObject:
         """Run again the cases of a finished run whose status is ``error`` or ``judge_error``."""
+        await self._owned(run_id, caller)
         if await self._store.reopen_for_retry(run_id):
             self._supervisor.submit(run_id)
         return await self.get(run_id)
 
-    async def regrade(self, run_id: str, request: RegradeRequest) -> RunObject:
+    async def regrade(
+        self, run_id: str, request: RegradeRequest, caller: str | None = None
+    ) -> RunObject:
         """A new run grading the stored candidate answers of a finished run again."""
-        source = await self._store.get_run(run_id)
+        source = await self._owned(run_id, caller)
         if not source.finished:
             raise RunStateConflict(f"run {run_id!r} is {source.status}; regrade needs it finished")
         spec = RunSpec.model_validate(await self._store.load_spec(run_id))
@@ -205,11 +244,13 @@ class RunService:
             judge_target=judge.name,
             spec=regraded.model_dump(mode="json", by_alias=True),
             parent_run_id=source.id,
+            owner=source.owner,
         )
         run = await self._store.create_regrade_run(new_run, source.id)
         self._supervisor.submit(run.id)
         return await self._view(run)
 
-    async def delete(self, run_id: str) -> None:
+    async def delete(self, run_id: str, caller: str | None = None) -> None:
         """Remove a finished run and everything stored with it."""
+        await self._owned(run_id, caller)
         await self._store.delete_run(run_id)

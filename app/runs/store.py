@@ -41,6 +41,7 @@ def _run_info(row: RunRow) -> RunInfo:
         kind=row.kind,
         status=row.status,
         parent_run_id=row.parent_run_id,
+        owner=row.owner,
         target=row.target,
         judge_target=row.judge_target,
         total=row.total,
@@ -112,6 +113,7 @@ class RunStore(RecordsStore):
                 kind=run.kind,
                 status="queued",
                 parent_run_id=run.parent_run_id,
+                owner=run.owner,
                 target=run.target,
                 judge_target=run.judge_target,
                 spec=json.dumps(run.spec, ensure_ascii=False),
@@ -200,11 +202,15 @@ class RunStore(RecordsStore):
                 raise RunNotFound(f"no run has the id {run_id!r}")
             return _run_info(row)
 
-    async def list_runs(self, *, status: str | None, limit: int, cursor: str | None) -> Page:
-        """Runs, newest first, ``limit`` per page, optionally of one status."""
+    async def list_runs(
+        self, *, status: str | None, limit: int, cursor: str | None, owner: str | None = None
+    ) -> Page:
+        """Runs, newest first, ``limit`` per page, optionally of one status and one owner."""
         query = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id.desc())
         if status is not None:
             query = query.where(RunRow.status == status)
+        if owner is not None:
+            query = query.where(RunRow.owner == owner)
         if cursor is not None:
             created, run_id = decode_cursor(cursor, 2)
             moment = datetime.fromisoformat(str(created))
@@ -231,6 +237,14 @@ class RunStore(RecordsStore):
             raise RunNotFound(f"no run has the id {run_id!r}")
         loaded: dict[str, Any] = json.loads(spec)
         return loaded
+
+    async def count_active_runs(self, owner: str | None) -> int:
+        """Runs queued or running, of one owner (of everyone when ``owner`` is None)."""
+        query = select(func.count()).select_from(RunRow).where(RunRow.status.in_(ACTIVE_STATUSES))
+        if owner is not None:
+            query = query.where(RunRow.owner == owner)
+        async with self._session() as session:
+            return int(await session.scalar(query) or 0)
 
     async def active_run_ids(self) -> list[str]:
         """Runs still ``queued`` or ``running``, oldest first (to resume on start-up)."""

@@ -6,7 +6,7 @@ import asyncio
 import base64
 import json
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, nullcontext
+from contextlib import asynccontextmanager, nullcontext, suppress
 from datetime import UTC, datetime
 from typing import Any
 
@@ -56,6 +56,7 @@ class StoreBase:
         self.engine = engine
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
         self._write_lock = asyncio.Lock() if engine.dialect.name == "sqlite" else None
+        self._committed = asyncio.Event()
 
     def _session(self) -> AsyncSession:
         return self._sessions()
@@ -65,3 +66,11 @@ class StoreBase:
         """A session inside one write transaction (committed on success)."""
         async with self._write_lock or nullcontext(), self._sessions() as session, session.begin():
             yield session
+        self._committed.set()
+        self._committed = asyncio.Event()
+
+    async def wait_for_commit(self, at_most_seconds: float) -> None:
+        """Return after this process's next write commits, or after ``at_most_seconds``."""
+        with suppress(TimeoutError):
+            async with asyncio.timeout(at_most_seconds):
+                await self._committed.wait()

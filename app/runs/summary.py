@@ -6,7 +6,6 @@ stays cheap; the shape is the very ``RunSummary`` that ``/evaluate`` answers wit
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -16,35 +15,36 @@ from app.runs.models import ResultFacts
 
 
 @dataclass(frozen=True)
-class _Counted:
-    """The three fields of a record that ``SummaryBuilder.add`` reads."""
+class _Outcome:
+    """The fields of a record ``SummaryBuilder.add`` reads (tokens are summed in SQL)."""
 
     status: str
     score: float | None
     usage: RoleUsage
 
 
-def _as_record(fact: ResultFacts) -> ResultRecord:
-    usage = RoleUsage(
-        candidate=TokenUsage(
-            input_tokens=fact.candidate_input_tokens, output_tokens=fact.candidate_output_tokens
-        ),
-        judge=TokenUsage(
-            input_tokens=fact.judge_input_tokens, output_tokens=fact.judge_output_tokens
-        ),
-    )
-    # Building full records (even with model_construct) costs far more than the summary itself.
-    return cast(ResultRecord, _Counted(status=fact.status, score=fact.score, usage=usage))
+_NO_TOKENS = RoleUsage()
 
 
-def summarize_results(facts: Iterable[ResultFacts]) -> RunSummary:
+def summarize_results(facts: ResultFacts) -> RunSummary:
     """The summary of a run's stored results."""
     builder = SummaryBuilder()
-    for fact in facts:
-        builder.add(_as_record(fact))
-    return builder.summary()
+    for status, score in facts.outcomes:
+        # Full records (even unvalidated) would cost far more than the summary itself.
+        builder.add(cast(ResultRecord, _Outcome(status, score, _NO_TOKENS)))
+    summary = builder.summary()
+    summary.usage = RoleUsage(
+        candidate=TokenUsage(
+            input_tokens=facts.candidate_input_tokens,
+            output_tokens=facts.candidate_output_tokens,
+        ),
+        judge=TokenUsage(
+            input_tokens=facts.judge_input_tokens, output_tokens=facts.judge_output_tokens
+        ),
+    )
+    return summary
 
 
-def summary_document(facts: Iterable[ResultFacts]) -> dict[str, Any]:
+def summary_document(facts: ResultFacts) -> dict[str, Any]:
     """The summary as a JSON-ready dict (as stored on a finished run)."""
     return summarize_results(facts).model_dump(mode="json")

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 
+from app.observability.logging import bind_log_context
 from app.runs.executor import CaseExecutor
 from app.runs.models import RunInfo
 from app.runs.store import RunStore
@@ -37,19 +38,33 @@ class RunSupervisor:
             self.submit(run_id)
 
     def submit(self, run_id: str) -> None:
-        """Start executing a stored, queued (or interrupted) run in the background."""
-        if self._closing or run_id in self._tasks:
+        """Start executing a stored, queued (or interrupted) run in the background.
+
+        A run whose previous task is still winding down (a retry right after it finished)
+        starts once that task is done.
+        """
+        if self._closing:
             return
-        task = asyncio.create_task(self._drive(run_id), name=f"run-{run_id}")
+        previous = self._tasks.get(run_id)
+        task = asyncio.create_task(self._drive(run_id, previous), name=f"run-{run_id}")
         self._tasks[run_id] = task
-        task.add_done_callback(lambda _: self._tasks.pop(run_id, None))
+        task.add_done_callback(lambda done: self._forget(run_id, done))
+
+    def _forget(self, run_id: str, task: asyncio.Task[None]) -> None:
+        if self._tasks.get(run_id) is task:
+            del self._tasks[run_id]
 
     def is_running_here(self, run_id: str) -> bool:
         """Whether this process has a task for the run."""
         return run_id in self._tasks
 
-    async def _drive(self, run_id: str) -> None:
+    async def _drive(self, run_id: str, previous: asyncio.Task[None] | None) -> None:
+        bind_log_context(run_id=run_id)
+        if previous is not None:
+            await asyncio.wait({previous})
         async with self._slots:
+            if (await self._store.get_run(run_id)).finished:
+                return
             await self._store.mark_running(run_id)
             try:
                 await self._executor.execute_run(run_id)
@@ -64,6 +79,7 @@ class RunSupervisor:
 
     async def finish(self, run_id: str, status: str, *, error: str | None = None) -> None:
         """Give the run its final status and the summary of its stored results."""
+        await self._store.wait_for_writes()
         summary = summary_document(await self._store.result_facts(run_id))
         await self._store.finish_run(run_id, status, summary, error=error)
 

@@ -48,6 +48,9 @@ class RunRow(Base):
     kind: Mapped[str] = mapped_column(String(16), default="evaluate")
     status: Mapped[str] = mapped_column(String(16), index=True)
     parent_run_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    owner: Mapped[str | None] = mapped_column(
+        String(64), nullable=True, doc="Id of the API key that created the run."
+    )
     target: Mapped[str] = mapped_column(String(200))
     judge_target: Mapped[str | None] = mapped_column(String(200), nullable=True)
     spec: Mapped[str] = mapped_column(Text, doc="JSON: suite without cases, files, plan.")
@@ -61,7 +64,10 @@ class RunRow(Base):
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
-    __table_args__ = (Index("ix_runs_created_at_id", "created_at", "id"),)
+    __table_args__ = (
+        Index("ix_runs_created_at_id", "created_at", "id"),
+        Index("ix_runs_owner_status", "owner", "status"),
+    )
 
 
 class CaseRow(Base):

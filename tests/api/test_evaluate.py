@@ -63,8 +63,6 @@ FILES = {
 Client = Callable[..., Any]
 
 
-
-
 @asynccontextmanager
 async def service(
     tmp_path: Path, fake: FakeLLM, **settings: Any

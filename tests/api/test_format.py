@@ -23,7 +23,14 @@ async def test_every_docs_example_formats(client: httpx.AsyncClient, name: str) 
     response = await post(client, FORMAT_EXAMPLES[name]["value"])
     assert response.status_code == 200, response.text
     body = response.json()
-    expected = {"question", "guidelines", "guideline_paths", "chatPrompt", "role_markers", "warnings"}
+    expected = {
+        "question",
+        "guidelines",
+        "guideline_paths",
+        "chatPrompt",
+        "role_markers",
+        "warnings",
+    }
     if "providers" in FORMAT_EXAMPLES[name]["value"]:
         expected.add("provider_requests")
     assert set(body) == expected
@@ -300,7 +307,9 @@ async def test_provider_preview_shows_the_exact_body_and_rewrites(client) -> Non
 
 
 async def test_provider_preview_of_unknown_target_is_422(client) -> None:
-    response = await post(client, {"input_messages": [{"role": "user", "content": "x"}], "providers": ["nope"]})
+    response = await post(
+        client, {"input_messages": [{"role": "user", "content": "x"}], "providers": ["nope"]}
+    )
     assert response.status_code == 422
     assert "nope" in response.json()["detail"]
 
@@ -316,9 +325,26 @@ async def test_files_are_read_from_workspace_roots(tmp_path) -> None:
     (root / "docs").mkdir(parents=True)
     (root / "docs" / "notes.md").write_text("From the workspace.\n", encoding="utf-8")
     app = create_app(Settings(data_dir=tmp_path / "data", workspace_roots=[root]))
-    async with LifespanManager(app), httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as http:
-        ok = await post(http, {"input_messages": [{"role": "user", "content": [{"type": "file", "value": "docs/notes.md"}]}]})
-        escape = await post(http, {"input_messages": [{"role": "user", "content": [{"type": "file", "value": "../secret.txt"}]}]})
+    async with (
+        LifespanManager(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as http,
+    ):
+        ok = await post(
+            http,
+            {
+                "input_messages": [
+                    {"role": "user", "content": [{"type": "file", "value": "docs/notes.md"}]}
+                ]
+            },
+        )
+        escape = await post(
+            http,
+            {
+                "input_messages": [
+                    {"role": "user", "content": [{"type": "file", "value": "../secret.txt"}]}
+                ]
+            },
+        )
     assert ok.json()["question"] == '<file path="docs/notes.md">\nFrom the workspace.\n</file>'
     assert escape.status_code == 422
     assert escape.json()["errors"][0]["path"] == "input_messages[0].content[0].value"

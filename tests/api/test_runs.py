@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -16,10 +16,21 @@ from asgi_lifespan import LifespanManager
 
 from app.main import create_app
 from app.settings import Settings
-from tests.fake_llm import JUDGE_MARKER, FakeLLM, RecordedRequest, Reply, error, fake_llm  # noqa: F401
+from tests.fake_llm import JUDGE_MARKER, FakeLLM, RecordedRequest, Reply, RunningServer, error
 
 NDJSON = "application/x-ndjson"
-ClientFactory = Callable[..., Any]
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLM]:
+    """The fake LLM server of ``tests.fake_llm`` on a free port, for one test."""
+    fake = FakeLLM()
+    server = RunningServer(fake)
+    server.start()
+    try:
+        yield fake
+    finally:
+        server.stop()
 
 
 def suite_with(count: int, **case_extra: Any) -> dict[str, Any]:
@@ -66,7 +77,7 @@ async def wait_for_run(client: httpx.AsyncClient, run_id: str, *statuses: str) -
     wanted = statuses or ("completed", "cancelled", "failed")
     async with asyncio.timeout(20):
         while True:
-            run = (await client.get(f"/runs/{run_id}")).json()
+            run: dict[str, Any] = (await client.get(f"/runs/{run_id}")).json()
             if run["status"] in wanted:
                 return run
             await asyncio.sleep(0.02)
@@ -74,7 +85,9 @@ async def wait_for_run(client: httpx.AsyncClient, run_id: str, *statuses: str) -
 
 async def wait_for_done(client: httpx.AsyncClient, run_id: str, done: int) -> None:
     async with asyncio.timeout(20):
-        while (await client.get(f"/runs/{run_id}")).json()["progress"]["done"] < done:
+        while True:
+            if (await client.get(f"/runs/{run_id}")).json()["progress"]["done"] >= done:
+                return
             await asyncio.sleep(0.01)
 
 
@@ -198,7 +211,9 @@ async def test_results_page_in_case_order_filter_by_status_and_export_as_jsonl(
     await wait_for_run(client, run_id)
     first = (await client.get(f"/runs/{run_id}/results", params={"limit": 3})).json()
     rest = (
-        await client.get(f"/runs/{run_id}/results", params={"limit": 3, "cursor": first["next_cursor"]})
+        await client.get(
+            f"/runs/{run_id}/results", params={"limit": 3, "cursor": first["next_cursor"]}
+        )
     ).json()
     ids = [record["eval_id"] for record in first["results"] + rest["results"]]
     assert ids == [f"c{index}" for index in range(5)]
@@ -254,6 +269,7 @@ async def test_cancel_stops_new_provider_calls_and_keeps_finished_results(
         run_id = (await client.post("/runs", json=body)).json()["id"]
         await wait_for_done(client, run_id, 2)
         cancelled = await client.post(f"/runs/{run_id}/cancel")
+        await asyncio.sleep(0.05)  # a request already on the wire may still be logged
         calls_at_cancel = len(fake_llm.requests)
         await asyncio.sleep(0.5)
         assert len(fake_llm.requests) == calls_at_cancel
@@ -277,9 +293,9 @@ async def test_retry_reruns_only_error_cases(tmp_path: Path, fake_llm: FakeLLM) 
 
     fake_llm.responder = respond
     async with running_app(fake_settings(tmp_path, fake_llm)) as client:
-        run_id = (await client.post("/runs", json={"suite": suite_with(3), "target": "fake"})).json()[
-            "id"
-        ]
+        run_id = (
+            await client.post("/runs", json={"suite": suite_with(3), "target": "fake"})
+        ).json()["id"]
         first = await wait_for_run(client, run_id)
         assert first["summary"]["counts"]["error"] == 1
         failing["on"] = False
@@ -310,9 +326,9 @@ async def test_regrade_grades_stored_answers_without_calling_the_candidate(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
     async with running_app(fake_settings(tmp_path, fake_llm)) as client:
-        run_id = (await client.post("/runs", json={"suite": suite_with(3), "target": "fake"})).json()[
-            "id"
-        ]
+        run_id = (
+            await client.post("/runs", json={"suite": suite_with(3), "target": "fake"})
+        ).json()["id"]
         await wait_for_run(client, run_id)
         fake_llm.reset()
         evaluators = [{"name": "says_question", "type": "contains", "value": "Question"}]
@@ -330,7 +346,9 @@ async def test_regrade_grades_stored_answers_without_calling_the_candidate(
         assert len(judge_calls(fake_llm)) == 3
         original = (await client.get(f"/runs/{run_id}/results")).json()["results"]
         regraded = (await client.get(f"/runs/{judged['id']}/results")).json()["results"]
-        assert [r["candidate_answer"] for r in regraded] == [r["candidate_answer"] for r in original]
+        assert [r["candidate_answer"] for r in regraded] == [
+            r["candidate_answer"] for r in original
+        ]
 
 
 async def test_a_finished_run_can_be_deleted(client: httpx.AsyncClient) -> None:
@@ -354,3 +372,51 @@ async def test_cached_replies_are_reused_and_marked(tmp_path: Path, fake_llm: Fa
         assert {json.dumps(r["cached"], sort_keys=True) for r in records} == {
             json.dumps({"candidate": True, "judge": True}, sort_keys=True)
         }
+
+
+async def test_runs_belong_to_the_api_key_that_created_them(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data", api_keys=["key-a", "key-b"])
+    key_a = {"Authorization": "Bearer key-a"}
+    key_b = {"Authorization": "Bearer key-b"}
+    async with running_app(settings) as client:
+        run_id = (await client.post("/runs", json={"suite": suite_with(1)}, headers=key_a)).json()[
+            "id"
+        ]
+        await wait_for_run_as(client, run_id, key_a)
+        assert (await client.get(f"/runs/{run_id}", headers=key_b)).status_code == 404
+        assert (await client.get(f"/runs/{run_id}/results", headers=key_b)).status_code == 404
+        assert (await client.delete(f"/runs/{run_id}", headers=key_b)).status_code == 404
+        assert (await client.get("/runs", headers=key_b)).json()["runs"] == []
+        listed = (await client.get("/runs", headers=key_a)).json()["runs"]
+        assert [run["id"] for run in listed] == [run_id]
+        again = await client.post(
+            "/runs", json={"suite": suite_with(2)}, headers={**key_b, "Idempotency-Key": "k"}
+        )
+        mine = await client.post(
+            "/runs", json={"suite": suite_with(1)}, headers={**key_a, "Idempotency-Key": "k"}
+        )
+        assert again.status_code == mine.status_code == 202
+
+
+async def test_runs_in_flight_per_key_are_limited(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.latency = 0.2
+    settings = fake_settings(tmp_path, fake_llm, max_runs_in_flight_per_key=1)
+    async with running_app(settings) as client:
+        body = {"suite": suite_with(4), "target": "fake", "max_concurrency": 1}
+        first = (await client.post("/runs", json=body)).json()["id"]
+        refused = await client.post("/runs", json=body)
+        assert refused.status_code == 429
+        assert "retry-after" in refused.headers
+        await client.post(f"/runs/{first}/cancel")
+        assert (await client.post("/runs", json={"suite": suite_with(1)})).status_code == 202
+
+
+async def wait_for_run_as(
+    client: httpx.AsyncClient, run_id: str, headers: dict[str, str]
+) -> dict[str, Any]:
+    async with asyncio.timeout(20):
+        while True:
+            run: dict[str, Any] = (await client.get(f"/runs/{run_id}", headers=headers)).json()
+            if run["status"] in ("completed", "cancelled", "failed"):
+                return run
+            await asyncio.sleep(0.02)

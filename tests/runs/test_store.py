@@ -48,7 +48,8 @@ async def test_same_idempotency_key_and_body_returns_the_same_run(store: RunStor
     again, created_again = await store.create_run(
         make_new_run(), make_cases(1), idempotency=("k", "h")
     )
-    assert created and not created_again
+    assert created
+    assert not created_again
     assert again.id == first.id
     assert len((await store.list_runs(status=None, limit=10, cursor=None)).items) == 1
 
@@ -165,16 +166,18 @@ async def test_only_finished_runs_can_be_deleted(store: RunStore) -> None:
     with pytest.raises(RunNotFound):
         await store.delete_run(run.id)
     again, created = await store.create_run(make_new_run(), make_cases(1), idempotency=("k", "h"))
-    assert created and again.id != run.id
+    assert created
+    assert again.id != run.id
 
 
 async def test_result_facts_carry_status_score_and_tokens(store: RunStore) -> None:
     run, _ = await store.create_run(make_new_run(), make_cases(2))
     await store.record_result(run.id, 0, make_record("case-0", score=0.5, status="failed"))
+    await store.record_result(run.id, 1, make_record("case-1", score=None, status="error"))
     facts = await store.result_facts(run.id)
-    assert [(f.status, f.score, f.candidate_input_tokens, f.judge_output_tokens) for f in facts] == [
-        ("failed", 0.5, 10, 3)
-    ]
+    assert sorted(facts.outcomes, key=str) == [("error", None), ("failed", 0.5)]
+    assert (facts.candidate_input_tokens, facts.candidate_output_tokens) == (20, 10)
+    assert (facts.judge_input_tokens, facts.judge_output_tokens) == (40, 6)
 
 
 async def test_response_cache_returns_a_stored_reply_marked_as_a_hit(store: RunStore) -> None:
@@ -185,3 +188,17 @@ async def test_response_cache_returns_a_stored_reply_marked_as_a_hit(store: RunS
     hit = await cache.get("k")
     assert hit is not None
     assert (hit.text, hit.cached, hit.usage.input_tokens) == ("first", True, 3)
+
+
+async def test_the_same_case_finished_twice_at_once_is_stored_once(store: RunStore) -> None:
+    run, _ = await store.create_run(make_new_run(), make_cases(3))
+    outcomes = await asyncio.gather(
+        store.record_result(run.id, 0, make_record("case-0")),
+        store.record_result(run.id, 1, make_record("case-1")),
+        store.record_result(run.id, 0, make_record("case-0", score=0.0)),
+        store.record_result(run.id, 1, make_record("case-1", score=0.0)),
+    )
+    assert list(outcomes) == [True, True, False, False]
+    stored = await store.get_run(run.id)
+    assert stored.done == 2
+    assert [e.seq for e in await store.events_after(run.id, 0)] == [1, 2, 3, 4]

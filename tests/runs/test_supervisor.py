@@ -31,13 +31,17 @@ def supervisor_for(store: RunStore, run: ScriptedRun) -> RunSupervisor:
 
 async def wait_for_status(store: RunStore, run_id: str, *statuses: str) -> None:
     async with asyncio.timeout(10):
-        while (await store.get_run(run_id)).status not in statuses:
+        while True:
+            if (await store.get_run(run_id)).status in statuses:
+                return
             await asyncio.sleep(0.01)
 
 
 async def wait_for_done(store: RunStore, run_id: str, done: int) -> None:
     async with asyncio.timeout(10):
-        while (await store.get_run(run_id)).done < done:
+        while True:
+            if (await store.get_run(run_id)).done >= done:
+                return
             await asyncio.sleep(0.005)
 
 
@@ -58,9 +62,9 @@ async def test_a_submitted_run_completes_with_one_result_per_case(sqlite_store: 
 
 
 async def test_cases_run_at_most_max_concurrency_at_once(sqlite_store: RunStore) -> None:
-    scripted = ScriptedRun(delay=0.01, max_concurrency=3)
+    scripted = ScriptedRun(delay=0.1, max_concurrency=3)
     supervisor = supervisor_for(sqlite_store, scripted)
-    run, _ = await sqlite_store.create_run(make_new_run(), make_cases(15))
+    run, _ = await sqlite_store.create_run(make_new_run(), make_cases(9))
     supervisor.submit(run.id)
     await wait_for_status(sqlite_store, run.id, "completed")
     await supervisor.aclose()
@@ -118,7 +122,9 @@ async def test_an_unexpected_case_failure_is_recorded_and_the_run_goes_on(
     supervisor.submit(run.id)
     await wait_for_status(sqlite_store, run.id, "completed")
     await supervisor.aclose()
-    records = {json.loads(r)["eval_id"]: json.loads(r) async for r in sqlite_store.iter_results(run.id)}
+    records = {
+        json.loads(r)["eval_id"]: json.loads(r) async for r in sqlite_store.iter_results(run.id)
+    }
     assert records["case-1"]["status"] == "error"
     assert records["case-1"]["error"] == "internal error: RuntimeError"
     assert records["case-0"]["status"] == "passed"
@@ -132,3 +138,28 @@ async def test_a_run_whose_spec_cannot_be_prepared_fails(sqlite_store: RunStore)
     await supervisor.aclose()
     failed = await sqlite_store.get_run(run.id)
     assert failed.error == "ValueError: the stored spec cannot be prepared"
+
+
+async def test_submitting_a_run_twice_runs_each_case_once(sqlite_store: RunStore) -> None:
+    scripted = ScriptedRun(delay=0.01, max_concurrency=2)
+    supervisor = supervisor_for(sqlite_store, scripted)
+    run, _ = await sqlite_store.create_run(make_new_run(), make_cases(6))
+    supervisor.submit(run.id)
+    supervisor.submit(run.id)
+    await wait_for_status(sqlite_store, run.id, "completed")
+    await asyncio.sleep(0.05)
+    await supervisor.aclose()
+    assert sorted(scripted.started) == sorted(f"case-{i}" for i in range(6))
+    assert not supervisor.is_running_here(run.id)
+
+
+async def test_a_cancelled_run_submitted_again_stays_cancelled(sqlite_store: RunStore) -> None:
+    scripted = ScriptedRun()
+    supervisor = supervisor_for(sqlite_store, scripted)
+    run, _ = await sqlite_store.create_run(make_new_run(), make_cases(3))
+    await supervisor.cancel(run.id)
+    supervisor.submit(run.id)
+    await asyncio.sleep(0.1)
+    await supervisor.aclose()
+    assert scripted.started == []
+    assert (await sqlite_store.get_run(run.id)).status == "cancelled"

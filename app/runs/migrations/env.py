@@ -11,7 +11,6 @@ import asyncio
 
 from alembic import context
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.runs.tables import Base
 
@@ -31,10 +30,10 @@ def run_with_connection(connection: Connection) -> None:
 
 async def run_from_command_line() -> None:
     """Open an engine on the configured URL and migrate it."""
-    from app.runs.database import database_url
+    from app.runs.database import create_engine, database_url
     from app.settings import load_settings
 
-    engine = create_async_engine(database_url(load_settings()))
+    engine = create_engine(database_url(load_settings()))
     async with engine.connect() as connection:
         await connection.run_sync(run_with_connection)
         await connection.commit()
