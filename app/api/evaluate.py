@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
+from pydantic import BaseModel
 
 from app.api.body import body_openapi, is_yaml, read_document, validate_document
 from app.api.dependencies import ServicesDep
@@ -36,8 +37,11 @@ class ClientDisconnected(ServiceError):
     title = "Client closed the request"
 
 
-def _openapi() -> dict[str, Any]:
-    extra = body_openapi(EvaluateRequest, evaluate_examples())
+def suite_body_openapi(
+    model: type[BaseModel], examples: dict[str, Any], values: tuple[str, ...]
+) -> dict[str, Any]:
+    """A JSON body of ``model``, or the eval file as YAML with ``values`` as query params."""
+    extra = body_openapi(model, examples)
     extra["requestBody"]["content"]["application/yaml"] = {
         "schema": {"type": "string", "description": "The eval file itself (YAML)."},
         "example": CUSTOMER_SUPPORT_SUITE,
@@ -53,7 +57,7 @@ def _openapi() -> dict[str, Any]:
             if name in QUERY_LISTS
             else {"type": "string"},
         }
-        for name in (*QUERY_VALUES, *QUERY_LISTS)
+        for name in (*values, *QUERY_LISTS)
     ]
     return extra
 
@@ -115,7 +119,7 @@ async def cancel_on_disconnect(request: Request, work: Awaitable[ResultT]) -> Re
             }
         },
     },
-    openapi_extra=_openapi(),
+    openapi_extra=suite_body_openapi(EvaluateRequest, evaluate_examples(), QUERY_VALUES),
 )
 async def evaluate(request: Request, services: ServicesDep) -> EvaluateResponse | StreamingResponse:
     """Run every (or every selected) case of a suite and grade each answer.

@@ -9,9 +9,9 @@ from fastapi.responses import StreamingResponse
 from sse_starlette import EventSourceResponse
 
 from app.api.auth import CallerDep
-from app.api.body import body_openapi, is_yaml, read_document, validate_document
+from app.api.body import is_yaml, read_document, validate_document
 from app.api.dependencies import ServicesDep, SettingsDep
-from app.api.evaluate import QUERY_LISTS, QUERY_VALUES
+from app.api.evaluate import QUERY_LISTS, QUERY_VALUES, suite_body_openapi
 from app.api.problems import Problem
 from app.api.ratelimit import ensure_run_capacity
 from app.errors import BadRequest
@@ -27,7 +27,6 @@ from app.schemas.runs import (
     RunStatusName,
     run_examples,
 )
-from app.schemas.suite_examples import CUSTOMER_SUPPORT_SUITE
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 
@@ -45,28 +44,6 @@ Cursor = Annotated[str | None, Query(description="`next_cursor` of the previous 
 def problems(*codes: int) -> dict[int | str, dict[str, Any]]:
     """``responses=`` entries documenting problem documents for ``codes``."""
     return {code: {"model": Problem} for code in codes}
-
-
-def _create_run_openapi() -> dict[str, Any]:
-    extra = body_openapi(RunRequest, run_examples())
-    extra["requestBody"]["content"]["application/yaml"] = {
-        "schema": {"type": "string", "description": "The eval file itself (YAML)."},
-        "example": CUSTOMER_SUPPORT_SUITE,
-    }
-    extra["parameters"] = [
-        {
-            "name": name,
-            "in": "query",
-            "required": False,
-            "description": f"With a YAML body: the request's `{name}`"
-            + (" (repeat or comma-separate)." if name in QUERY_LISTS else "."),
-            "schema": {"type": "array", "items": {"type": "string"}}
-            if name in QUERY_LISTS
-            else {"type": "string"},
-        }
-        for name in (*QUERY_VALUES, "cache", *QUERY_LISTS)
-    ]
-    return extra
 
 
 async def read_run_request(request: Request) -> RunRequest:
@@ -94,7 +71,7 @@ async def read_run_request(request: Request) -> RunRequest:
     summary="Start a durable run of a suite",
     status_code=202,
     responses=problems(400, 409, 413, 415, 422, 429),
-    openapi_extra=_create_run_openapi(),
+    openapi_extra=suite_body_openapi(RunRequest, run_examples(), (*QUERY_VALUES, "cache")),
 )
 async def create_run(
     request: Request,

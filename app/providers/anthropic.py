@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-import httpx
 from pydantic import BaseModel
 
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
@@ -88,24 +87,10 @@ def messages_body(
     return body, conversation.rewrites
 
 
-class AnthropicAdapter(HttpAdapter):
+class AnthropicAdapter(HttpAdapter[AnthropicTarget]):
     """``POST {base_url}/v1/messages`` with ``x-api-key`` and ``anthropic-version``."""
 
     api = "Anthropic"
-
-    def __init__(
-        self,
-        target: AnthropicTarget,
-        *,
-        transport: httpx.AsyncBaseTransport | None,
-        timeout_seconds: float,
-    ) -> None:
-        key = target.api_key.get_secret_value()
-        super().__init__(
-            target.name, secrets=[key], transport=transport, timeout_seconds=timeout_seconds
-        )
-        self.target = target
-        self._key = key
 
     def build_body(self, request: ProviderRequest) -> tuple[dict[str, Any], list[str]]:
         """See ``messages_body``."""

@@ -10,32 +10,16 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-
 from app.providers.base import ProviderRequest, ProviderResponse
 from app.providers.http import HttpAdapter, UpstreamError
 from app.providers.openai import chat_completions_body, parse_chat_completion, parse_openai_error
 from app.providers.targets import AzureTarget
 
 
-class AzureAdapter(HttpAdapter):
+class AzureAdapter(HttpAdapter[AzureTarget]):
     """One Azure OpenAI deployment."""
 
     api = "Azure OpenAI"
-
-    def __init__(
-        self,
-        target: AzureTarget,
-        *,
-        transport: httpx.AsyncBaseTransport | None,
-        timeout_seconds: float,
-    ) -> None:
-        key = target.api_key.get_secret_value()
-        super().__init__(
-            target.name, secrets=[key], transport=transport, timeout_seconds=timeout_seconds
-        )
-        self.target = target
-        self._key = key
 
     def build_body(self, request: ProviderRequest) -> tuple[dict[str, Any], list[str]]:
         """The Chat Completions body without ``model``."""

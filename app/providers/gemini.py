@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-import httpx
 from pydantic import BaseModel, Field
 
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
@@ -110,24 +109,10 @@ def _daily_quota_spent(details: list[dict[str, Any]]) -> bool:
     return False
 
 
-class GeminiAdapter(HttpAdapter):
+class GeminiAdapter(HttpAdapter[GeminiTarget]):
     """One Gemini model."""
 
     api = "Gemini"
-
-    def __init__(
-        self,
-        target: GeminiTarget,
-        *,
-        transport: httpx.AsyncBaseTransport | None,
-        timeout_seconds: float,
-    ) -> None:
-        key = target.api_key.get_secret_value()
-        super().__init__(
-            target.name, secrets=[key], transport=transport, timeout_seconds=timeout_seconds
-        )
-        self.target = target
-        self._key = key
 
     def build_body(self, request: ProviderRequest) -> tuple[dict[str, Any], list[str]]:
         """See ``generate_content_body``."""

@@ -5,13 +5,13 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import aiohttp
 import httpx
 import orjson
 from httpx_aiohttp import AiohttpTransport
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, SecretStr, ValidationError
 
 from app.providers.base import ProviderKind, ProviderRequest, ProviderResponse
 from app.providers.errors import (
@@ -88,6 +88,23 @@ def upstream_error(
     return ProviderRejected(detail, target=target, upstream_status=status)
 
 
+class KeyedTarget(Protocol):
+    """What every HTTP target has: a name and (maybe) an API key."""
+
+    @property
+    def name(self) -> str:
+        """The target's name."""
+        ...
+
+    @property
+    def api_key(self) -> SecretStr | None:
+        """The target's API key, if it needs one."""
+        ...
+
+
+TargetT = TypeVar("TargetT", bound=KeyedTarget)
+
+
 def default_transport() -> httpx.AsyncBaseTransport:
     """The adapters' transport: aiohttp under the httpx API.
 
@@ -106,7 +123,7 @@ def _refused_connection(exc: httpx.TimeoutException) -> bool:
     return isinstance(cause, aiohttp.ClientConnectionError) and not isinstance(cause, TimeoutError)
 
 
-class HttpAdapter(ABC):
+class HttpAdapter(ABC, Generic[TargetT]):
     """One wire format over one long-lived ``httpx.AsyncClient``; one attempt per call."""
 
     kind: ProviderKind = "api"
@@ -114,14 +131,15 @@ class HttpAdapter(ABC):
 
     def __init__(
         self,
-        name: str,
+        target: TargetT,
         *,
-        secrets: Sequence[str],
         transport: httpx.AsyncBaseTransport | None,
         timeout_seconds: float,
     ) -> None:
-        self.name = name
-        self._secrets = [s for s in secrets if s]
+        self.target = target
+        self.name = target.name
+        self._key = target.api_key.get_secret_value() if target.api_key else ""
+        self._secrets = [self._key] if self._key else []
         self._client = httpx.AsyncClient(
             transport=transport or default_transport(),
             timeout=httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds)),

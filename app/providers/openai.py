@@ -111,7 +111,7 @@ def parse_openai_error(payload: Any) -> UpstreamError | None:
     return UpstreamError(message=error.message, code=None if code is None else str(code))
 
 
-class OpenAIAdapter(HttpAdapter):
+class OpenAIAdapter(HttpAdapter[OpenAITarget]):
     """``POST {base_url}/chat/completions`` with a bearer key (optional for local servers)."""
 
     api = "OpenAI"
@@ -123,12 +123,7 @@ class OpenAIAdapter(HttpAdapter):
         transport: httpx.AsyncBaseTransport | None,
         timeout_seconds: float,
     ) -> None:
-        key = target.api_key.get_secret_value() if target.api_key else ""
-        super().__init__(
-            target.name, secrets=[key], transport=transport, timeout_seconds=timeout_seconds
-        )
-        self.target = target
-        self._key = key
+        super().__init__(target, transport=transport, timeout_seconds=timeout_seconds)
         official = httpx.URL(target.base_url).host == "api.openai.com"
         # api.openai.com deprecated max_tokens (reasoning models refuse it); other servers
         # implementing the API mostly know only max_tokens.
