@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -16,21 +16,9 @@ from asgi_lifespan import LifespanManager
 
 from app.main import create_app
 from app.settings import Settings
-from tests.fake_llm import JUDGE_MARKER, FakeLLM, RecordedRequest, Reply, RunningServer, error
+from tests.fake_llm import JUDGE_MARKER, FakeLLM, RecordedRequest, Reply, error
 
 NDJSON = "application/x-ndjson"
-
-
-@pytest.fixture
-def fake_llm() -> Iterator[FakeLLM]:
-    """The fake LLM server of ``tests.fake_llm`` on a free port, for one test."""
-    fake = FakeLLM()
-    server = RunningServer(fake)
-    server.start()
-    try:
-        yield fake
-    finally:
-        server.stop()
 
 
 def suite_with(count: int, **case_extra: Any) -> dict[str, Any]:

@@ -19,22 +19,10 @@ import pytest
 import yaml
 
 from tests.e2e.server import ROOT, free_port, wait_until_healthy
-from tests.fake_llm import JUDGE_MARKER, FakeLLM, RunningServer
+from tests.fake_llm import JUDGE_MARKER, FakeLLM
 
 pytestmark = pytest.mark.slow
 CASES = 24
-
-
-@pytest.fixture
-def fake_llm() -> Iterator[FakeLLM]:
-    """The fake LLM server of ``tests.fake_llm`` on a free port, for one test."""
-    fake = FakeLLM()
-    server = RunningServer(fake)
-    server.start()
-    try:
-        yield fake
-    finally:
-        server.stop()
 
 
 def service_env(tmp_path: Path, fake: FakeLLM) -> dict[str, str]:
