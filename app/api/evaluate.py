@@ -14,7 +14,12 @@ from app.api.body import body_openapi, is_yaml, read_document, validate_document
 from app.api.dependencies import ServicesDep
 from app.api.problems import Problem
 from app.errors import BadRequest, ServiceError
-from app.evaluation.service import collect_results, prepare_evaluation, stream_results
+from app.evaluation.service import (
+    collect_results,
+    open_inline_targets,
+    prepare_evaluation,
+    stream_results,
+)
 from app.schemas.evaluate import EvaluateRequest, EvaluateResponse, evaluate_examples
 from app.schemas.suite_examples import CUSTOMER_SUPPORT_SUITE
 
@@ -132,7 +137,8 @@ async def evaluate(request: Request, services: ServicesDep) -> EvaluateResponse 
     limit get 413: run them with `POST /runs`. A client that disconnects cancels the run.
     """
     body = await read_evaluate_request(request)
-    run = await prepare_evaluation(body, services.settings, services.providers)
+    inline = open_inline_targets(body.targets, services.settings, services.providers)
+    run = await prepare_evaluation(body, services.settings, services.providers, inline)
     if NDJSON in request.headers.get("accept", ""):
         return StreamingResponse(stream_results(run), media_type=NDJSON)
     return await cancel_on_disconnect(request, collect_results(run))

@@ -8,16 +8,19 @@ Both run the cases through ``orchestrator.run_cases``; cancelling either cancels
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
-from app.errors import PayloadTooLarge
-from app.evaluation.context import CaseContext, TargetLookup
+from app.errors import FieldError, InvalidRequest, PayloadTooLarge
+from app.evaluation.context import CaseContext, RunnableTarget, TargetLookup
 from app.evaluation.orchestrator import run_cases
 from app.evaluation.plan import RunPlan, build_run_plan
 from app.evaluation.records import ResultRecord
 from app.evaluation.summary import SummaryBuilder
 from app.formatting import FormatOptions
+from app.providers.registry import ProviderRegistry, TargetRuntime
+from app.providers.targets import inline_target
 from app.schemas.evaluate import EvaluateRequest, EvaluateResponse
 from app.settings import Settings
 from app.suites.files import FileSource
@@ -35,17 +38,77 @@ class PreparedRun:
     plan: RunPlan
     context: CaseContext
     warnings: tuple[str, ...] = ()
+    inline_targets: tuple[TargetRuntime, ...] = ()
+
+    async def release(self) -> None:
+        """Close the request's own targets (their clients), once its cases are done."""
+        for runtime in self.inline_targets:
+            await runtime.aclose()
+
+
+class RequestTargets:
+    """The configured targets plus a request's inline ones."""
+
+    def __init__(self, configured: TargetLookup, inline: Mapping[str, RunnableTarget]) -> None:
+        self._configured = configured
+        self._inline = inline
+
+    def get(self, name: str) -> RunnableTarget:
+        """The inline target called ``name``, else the configured one (``UnknownTarget``)."""
+        inline = self._inline.get(name)
+        return inline if inline is not None else self._configured.get(name)
+
+
+def open_inline_targets(
+    configs: Sequence[Mapping[str, Any]] | None, settings: Settings, registry: ProviderRegistry
+) -> dict[str, TargetRuntime]:
+    """Validate every inline target of a request, then open a runtime for each.
+
+    Raises:
+        InlineTargetRefused: Inline targets are disabled, or one is not valid or not allowed.
+        InvalidRequest: Two inline targets, or an inline and a configured one, share a name.
+    """
+    if not configs:
+        return {}
+    checked = [inline_target(config, settings) for config in configs]
+    names = [target.name for target in checked]
+    for index, name in enumerate(names):
+        if name in registry.names() or name in names[:index]:
+            raise InvalidRequest(
+                f"targets[{index}].name: a target called {name!r} already exists",
+                errors=[FieldError(path=f"targets[{index}].name", message="name already used")],
+            )
+    return {target.name: registry.build_runtime(target) for target in checked}
 
 
 async def prepare_evaluation(
-    request: EvaluateRequest, settings: Settings, providers: TargetLookup
+    request: EvaluateRequest,
+    settings: Settings,
+    providers: TargetLookup,
+    inline: Mapping[str, TargetRuntime] | None = None,
 ) -> PreparedRun:
     """Load and check the suite and its files, resolve the targets: no provider is called.
+
+    ``inline`` targets (see ``open_inline_targets``) belong to the prepared run from here
+    on: they are closed if preparation fails, else by ``release`` when the run is done.
 
     Raises:
         InvalidRequest: The suite, a file or a target is not valid (every problem listed).
         PayloadTooLarge: More cases than ``evaluate_max_cases``: use the durable runs API.
     """
+    inline = dict(inline or {})
+    try:
+        prepared = await _prepare(request, settings, RequestTargets(providers, inline))
+    except BaseException:
+        for runtime in inline.values():
+            await runtime.aclose()
+        raise
+    return replace(prepared, inline_targets=tuple(inline.values()))
+
+
+async def _prepare(
+    request: EvaluateRequest, settings: Settings, providers: TargetLookup
+) -> PreparedRun:
     options = None
     if request.guideline_patterns:
         options = FormatOptions(guideline_patterns=tuple(request.guideline_patterns))
@@ -88,7 +151,10 @@ async def collect_results(run: PreparedRun) -> EvaluateResponse:
         records[record.eval_id] = record
         summary.add(record)
 
-    await run_cases(run.suite, run.plan, run.context, keep)
+    try:
+        await run_cases(run.suite, run.plan, run.context, keep)
+    finally:
+        await run.release()
     ordered = [records[case.id] for case in run.suite.cases if case.id in records]
     return EvaluateResponse(summary=summary.summary(), results=ordered)
 
@@ -118,3 +184,4 @@ async def stream_results(run: PreparedRun) -> AsyncGenerator[bytes, None]:
         if not producer.done():
             producer.cancel()
             await asyncio.gather(producer, return_exceptions=True)
+        await run.release()

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 from sse_starlette import ServerSentEvent
 
-from app.errors import PayloadTooLarge
+from app.errors import FieldError, InvalidRequest, PayloadTooLarge
 from app.evaluation.context import TargetLookup
 from app.evaluation.plan import RunPlan, build_run_plan
 from app.evaluation.summary import RunSummary
@@ -88,6 +88,13 @@ class RunService:
         return await self._view(run), created
 
     async def _load(self, request: RunRequest) -> LoadedSuite:
+        if request.targets:
+            raise InvalidRequest(
+                "inline targets are not accepted by durable runs: their keys are never "
+                "stored, so the run could not resume after a restart; configure the target "
+                "in the targets file, or use POST /evaluate",
+                errors=[FieldError(path="targets", message="not accepted by /runs")],
+            )
         options = None
         if request.guideline_patterns is not None:
             options = FormatOptions(guideline_patterns=tuple(request.guideline_patterns))

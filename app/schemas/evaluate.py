@@ -43,6 +43,16 @@ class EvaluateRequest(BaseModel):
     allow_missing_files: bool = Field(
         False, description="Skip referenced files found nowhere, with a warning."
     )
+    targets: list[dict[str, Any]] | None = Field(
+        None,
+        description=(
+            "Targets for this request only, in the targets-file format (`{name, provider, "
+            "model, base_url, api_key, ...}`); `target` or `judge_target` may name one. "
+            "Refused unless the operator enables inline targets; their URL must pass the "
+            "service's allow-list; their keys are used for the calls and never stored, "
+            "logged or echoed. Not accepted by durable runs, which must be able to resume."
+        ),
+    )
 
 
 class EvaluateResponse(BaseModel):

@@ -1,0 +1,106 @@
+"""Inline targets in `/evaluate` requests: refused unless enabled, URL-checked, key unseen."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+from asgi_lifespan import LifespanManager
+
+from app.main import create_app
+from app.settings import Settings
+from tests.fake_llm import FakeLLM
+
+KEY = "sk-inline-secret-0123456789abcdef"
+SUITE = {
+    "evalcases": [
+        {
+            "id": "one",
+            "expected_outcome": "Says hi",
+            "input_messages": [{"role": "user", "content": "hi"}],
+        }
+    ]
+}
+
+
+def inline(url: str) -> dict[str, object]:
+    return {
+        "name": "mine",
+        "provider": "openai",
+        "base_url": f"{url}/v1",
+        "api_key": KEY,
+        "model": "m",
+    }
+
+
+@asynccontextmanager
+async def client_for(tmp_path: Path, **settings: object) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(Settings(data_dir=tmp_path / "data", **settings))
+    async with LifespanManager(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            yield client
+
+
+async def test_inline_targets_are_refused_unless_enabled(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    async with client_for(tmp_path) as client:
+        response = await client.post(
+            "/evaluate", json={"suite": SUITE, "targets": [inline(fake_llm.url)], "target": "mine"}
+        )
+    assert response.status_code == 422
+    assert "disabled" in response.json()["detail"]
+    assert fake_llm.requests == []
+
+
+async def test_inline_target_on_a_loopback_url_is_refused_without_private_access(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    async with client_for(tmp_path, allow_inline_targets=True) as client:
+        response = await client.post(
+            "/evaluate", json={"suite": SUITE, "targets": [inline(fake_llm.url)], "target": "mine"}
+        )
+    assert response.status_code == 422
+    assert KEY not in response.text
+    assert fake_llm.requests == []
+
+
+async def test_enabled_inline_target_is_called_and_its_key_never_echoed(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    async with client_for(
+        tmp_path, allow_inline_targets=True, inline_target_allow_private=True
+    ) as client:
+        response = await client.post(
+            "/evaluate", json={"suite": SUITE, "targets": [inline(fake_llm.url)], "target": "mine"}
+        )
+    assert response.status_code == 200, response.text
+    record = response.json()["results"][0]
+    assert record["target"] == "mine"
+    assert record["status"] != "error"
+    assert KEY not in response.text
+    assert [r.headers["authorization"] for r in fake_llm.requests] == [f"Bearer {KEY}"] * 2
+
+
+async def test_inline_target_may_not_shadow_a_configured_one(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    shadow = {**inline(fake_llm.url), "name": "default"}
+    async with client_for(
+        tmp_path, allow_inline_targets=True, inline_target_allow_private=True
+    ) as client:
+        response = await client.post("/evaluate", json={"suite": SUITE, "targets": [shadow]})
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["path"] == "targets[0].name"
+
+
+async def test_durable_runs_refuse_inline_targets(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    async with client_for(
+        tmp_path, allow_inline_targets=True, inline_target_allow_private=True
+    ) as client:
+        response = await client.post(
+            "/runs", json={"suite": SUITE, "targets": [inline(fake_llm.url)], "target": "mine"}
+        )
+    assert response.status_code == 422
+    assert "durable runs" in response.json()["detail"]
