@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 
 from app.api.body import body_openapi, read_document, validate_document
@@ -12,7 +14,9 @@ from app.schemas.format import FORMAT_EXAMPLES, FormatRequest, FormatResponse
 
 router = APIRouter(tags=["format"])
 
-ERRORS = {code: {"model": Problem} for code in (400, 413, 415, 422)}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": Problem} for code in (400, 413, 415, 422)
+}
 
 
 @router.post(
@@ -22,7 +26,7 @@ ERRORS = {code: {"model": Problem} for code in (400, 413, 415, 422)}
     response_model=FormatResponse,
     response_model_by_alias=True,
     response_model_exclude_none=True,
-    responses=ERRORS,  # type: ignore[arg-type]
+    responses=ERRORS,
     openapi_extra=body_openapi(FormatRequest, FORMAT_EXAMPLES),
 )
 async def format_messages(request: Request, services: ServicesDep) -> FormatResponse:

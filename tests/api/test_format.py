@@ -47,8 +47,9 @@ async def test_multi_turn_example_has_markers_guidelines_and_native_turns(client
         "tool",
         "user",
     ]
-    assert body["chatPrompt"][0]["content"].startswith("You are an on-call assistant.") is False
-    assert "[[ ## Guidelines ## ]]" in body["chatPrompt"][0]["content"]
+    system = body["chatPrompt"][0]["content"]
+    assert system.startswith("[[ ## Guidelines ## ]]\n\n")
+    assert system.endswith("\n\nYou are an on-call assistant.")
     assert "<Attached: ops/oncall.instructions.md>" in body["question"]
     assert "missing DATABASE_URL" in body["question"]
 
