@@ -6,11 +6,8 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +15,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.e2e.server import ROOT, free_port, wait_until_healthy
+from tests.e2e.server import running_service
 from tests.fake_llm import JUDGE_MARKER, FakeLLM
 
 pytestmark = pytest.mark.slow
@@ -35,27 +32,6 @@ def service_env(tmp_path: Path, fake: FakeLLM) -> dict[str, str]:
         "EVAL_TARGETS_FILE": str(targets),
         "EVAL_LOG_LEVEL": "WARNING",
     }
-
-
-@contextmanager
-def service(env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    port = free_port()
-    command = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
-    process = subprocess.Popen(
-        [*command, "--host", "127.0.0.1", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_healthy(url, process)
-        yield url, process
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
 
 
 def wait_for(url: str, run_id: str, predicate: Any, timeout: float = 30.0) -> dict[str, Any]:
@@ -117,16 +93,16 @@ def test_a_run_killed_then_stopped_mid_way_completes_after_restarts_without_repe
     fake_llm.latency = 0.1
     env = service_env(tmp_path, fake_llm)
     data_dir = tmp_path / "data"
-    with service(env) as (url, process):
+    with running_service(env) as (url, process):
         run_id = submit(url)
         interrupt(url, process, run_id, 4, signal.SIGKILL)
     after_kill, calls_at_kill = stored_case_ids(data_dir, run_id), calls_per_case(fake_llm)
-    with service(env) as (url, process):
+    with running_service(env) as (url, process):
         interrupt(url, process, run_id, len(after_kill) + 4, signal.SIGTERM)
     after_term, calls_at_term = stored_case_ids(data_dir, run_id), calls_per_case(fake_llm)
     assert 4 <= len(after_kill) < len(after_term) < CASES
 
-    with service(env) as (url, _):
+    with running_service(env) as (url, _):
         run = wait_for(url, run_id, lambda run: run["status"] == "completed")
         export = httpx.get(
             f"{url}/runs/{run_id}/results", headers={"accept": "application/x-ndjson"}, timeout=10
