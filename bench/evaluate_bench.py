@@ -4,7 +4,7 @@ Each case makes two sequential calls (candidate, then judge), so the ideal wall 
 ceil(N / C) x 2 x L; the ratio wall / ideal shows the overhead of everything else.
 
 Run: .venv/bin/python -m bench.evaluate_bench [--cases 200] [--latency-ms 50]
-     [--concurrency 20] [--uvicorn] [--profile]
+     [--concurrency 20] [--uvicorn] [--runs] [--profile]
 """
 
 from __future__ import annotations
@@ -196,6 +196,24 @@ def through_uvicorn(targets: Path, folder: Path, cases: int, concurrency: int) -
     return wall, response.json()["summary"]["counts"]["passed"]
 
 
+def through_runs(targets: Path, folder: Path, cases: int, concurrency: int) -> tuple[float, int]:
+    """Submit the suite as a durable run (SQLite) and wait for it: every case is committed."""
+    env = {
+        "PATH": os.defpath,
+        "EVAL_DATA_DIR": str(folder / "runs-data"),
+        "EVAL_TARGETS_FILE": str(targets),
+    }
+    body = {"suite": suite_document(cases), "target": "fake", "max_concurrency": concurrency}
+    with running_service(env) as (url, _):
+        started = time.perf_counter()
+        run = httpx.post(f"{url}/runs", json=body, timeout=600).raise_for_status().json()
+        while run["status"] in ("queued", "running"):
+            time.sleep(0.02)
+            run = httpx.get(f"{url}/runs/{run['id']}", timeout=30).raise_for_status().json()
+        wall = time.perf_counter() - started
+    return wall, run["summary"]["counts"]["passed"]
+
+
 def report(label: str, wall: float, passed: int, ideal: float, cases: int) -> None:
     ratio = wall / ideal
     print(f"{label:<12} wall {wall:7.3f} s   ideal {ideal:7.3f} s   ratio {ratio:5.2f}   "
@@ -208,6 +226,7 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--concurrency", type=int, default=20)
     parser.add_argument("--uvicorn", action="store_true", help="also run through uvicorn")
+    parser.add_argument("--runs", action="store_true", help="also run as a durable run")
     parser.add_argument("--profile", action="store_true", help="profile with pyinstrument")
     args = parser.parse_args()
     ideal = math.ceil(args.cases / args.concurrency) * 2 * args.latency_ms / 1000
@@ -232,6 +251,9 @@ def main() -> None:
         if args.uvicorn:
             wall, passed = through_uvicorn(targets, folder, args.cases, args.concurrency)
             report("uvicorn", wall, passed, ideal, args.cases)
+        if args.runs:
+            wall, passed = through_runs(targets, folder, args.cases, args.concurrency)
+            report("durable run", wall, passed, ideal, args.cases)
 
 
 if __name__ == "__main__":

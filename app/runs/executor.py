@@ -97,7 +97,7 @@ class InProcessExecutor:
     async def execute_run(self, run_id: str) -> None:
         """Run every pending case of the run with a bounded pool of workers."""
         prepared = await self._prepared_run(run_id)
-        queue: asyncio.Queue[int | None] = asyncio.Queue(maxsize=prepared.max_concurrency)
+        queue: asyncio.Queue[StoredCase | None] = asyncio.Queue(maxsize=prepared.max_concurrency)
         workers = max(1, prepared.max_concurrency)
         try:
             async with asyncio.TaskGroup() as group:
@@ -107,32 +107,37 @@ class InProcessExecutor:
         finally:
             self._prepared.pop(run_id, None)
 
-    async def _pending(self, run_id: str) -> AsyncIterator[int]:
+    async def _pending(self, run_id: str) -> AsyncIterator[StoredCase]:
         after = -1
         while True:
             if await self._store.cancel_requested(run_id):
                 return
-            seqs = await self._store.pending_case_seqs(run_id, after=after, limit=PENDING_BATCH)
-            for seq in seqs:
-                yield seq
-            if len(seqs) < PENDING_BATCH:
+            cases = await self._store.pending_cases(run_id, after=after, limit=PENDING_BATCH)
+            for case in cases:
+                yield case
+            if len(cases) < PENDING_BATCH:
                 return
-            after = seqs[-1]
+            after = cases[-1].seq
 
-    async def _feed(self, run_id: str, queue: asyncio.Queue[int | None], workers: int) -> None:
-        async for seq in self._pending(run_id):
-            await queue.put(seq)
+    async def _feed(
+        self, run_id: str, queue: asyncio.Queue[StoredCase | None], workers: int
+    ) -> None:
+        async for case in self._pending(run_id):
+            await queue.put(case)
         for _ in range(workers):
             await queue.put(None)
 
-    async def _work(self, run_id: str, queue: asyncio.Queue[int | None]) -> None:
-        while (seq := await queue.get()) is not None:
-            await self.run_case(run_id, seq)
+    async def _work(self, run_id: str, queue: asyncio.Queue[StoredCase | None]) -> None:
+        # The feeder reads cases in batches, so a worker needs no query of its own per case.
+        while (case := await queue.get()) is not None:
+            await self._run_stored(run_id, case)
 
     async def run_case(self, run_id: str, seq: int) -> None:
         """Load the case, evaluate it and store its record in one short transaction."""
+        await self._run_stored(run_id, await self._store.load_case(run_id, seq))
+
+    async def _run_stored(self, run_id: str, case: StoredCase) -> None:
         prepared = await self._prepared_run(run_id)
-        case = await self._store.load_case(run_id, seq)
         with bind_log_context(run_id=run_id, case_id=case.eval_id):
             try:
                 record = await prepared.evaluate(case)
@@ -140,5 +145,5 @@ class InProcessExecutor:
                 # A defect, not a case failure (those come back as records): keep the run going.
                 logger.exception("case %s of run %s failed unexpectedly", case.eval_id, run_id)
                 record = failure_record(prepared, case, f"internal error: {type(exc).__name__}")
-            if not await self._store.record_result(run_id, seq, record):
+            if not await self._store.record_result(run_id, case.seq, record):
                 logger.warning("case %s of run %s was already stored", case.eval_id, run_id)

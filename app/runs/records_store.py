@@ -41,7 +41,7 @@ def _result_values(run_id: str, seq: int, record: ResultRecord) -> dict[str, Any
         "judge_input_tokens": usage.judge.input_tokens,
         "judge_output_tokens": usage.judge.output_tokens,
         "candidate_answer": record.candidate_answer,
-        "record": json.dumps(record.to_json_dict(), ensure_ascii=False, separators=(",", ":")),
+        "record": record.model_dump_json(by_alias=True),
         "created_at": utc_now(),
     }
 
@@ -68,14 +68,18 @@ class RecordsStore(StoreBase):
 
     async def pending_case_seqs(self, run_id: str, *, after: int, limit: int) -> list[int]:
         """Positions of cases still to run, in order, after position ``after``."""
+        return [case.seq for case in await self.pending_cases(run_id, after=after, limit=limit)]
+
+    async def pending_cases(self, run_id: str, *, after: int, limit: int) -> list[StoredCase]:
+        """Cases still to run, in order, after position ``after`` (one query for a batch)."""
         query = (
-            select(CaseRow.seq)
+            select(CaseRow)
             .where(CaseRow.run_id == run_id, CaseRow.pending.is_(True), CaseRow.seq > after)
             .order_by(CaseRow.seq)
             .limit(limit)
         )
         async with self._session() as session:
-            return list((await session.scalars(query)).all())
+            return [_stored_case(row) for row in (await session.scalars(query)).all()]
 
     async def load_case(self, run_id: str, seq: int) -> StoredCase:
         """One stored case."""
@@ -83,13 +87,7 @@ class RecordsStore(StoreBase):
             row = await session.get(CaseRow, (run_id, seq))
             if row is None:
                 raise RunNotFound(f"run {run_id!r} has no case number {seq}")
-            return StoredCase(
-                run_id=row.run_id,
-                seq=row.seq,
-                eval_id=row.eval_id,
-                definition=json.loads(row.definition),
-                candidate_answer=row.candidate_answer,
-            )
+            return _stored_case(row)
 
     async def record_result(self, run_id: str, seq: int, record: ResultRecord) -> bool:
         """Store a finished case's record with its events; False if it was already stored.
@@ -283,3 +281,13 @@ class RecordsStore(StoreBase):
                 )
         except IntegrityError:
             return
+
+
+def _stored_case(row: CaseRow) -> StoredCase:
+    return StoredCase(
+        run_id=row.run_id,
+        seq=row.seq,
+        eval_id=row.eval_id,
+        definition=json.loads(row.definition),
+        candidate_answer=row.candidate_answer,
+    )
