@@ -140,12 +140,15 @@ class HttpAdapter(ABC, Generic[TargetT]):
         self.name = target.name
         self._key = target.api_key.get_secret_value() if target.api_key else ""
         self._secrets = [self._key] if self._key else []
+        timeout = httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds))
         self._client = httpx.AsyncClient(
             transport=transport or default_transport(),
-            timeout=httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds)),
+            timeout=timeout,
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
             follow_redirects=False,
         )
+        self._timeout = timeout.as_dict()
+        self._endpoint: tuple[httpx.URL, httpx.Headers] | None = None
 
     @abstractmethod
     def build_body(self, request: ProviderRequest) -> tuple[dict[str, Any], list[str]]:
@@ -172,16 +175,27 @@ class HttpAdapter(ABC, Generic[TargetT]):
         body, rewrites = self.build_body(request)
         return ProviderPreview(body=scrub(body, self._secrets), rewrites=rewrites)
 
+    def _request(self, body: dict[str, Any]) -> httpx.Request:
+        """The HTTP request for ``body``; URL and headers are worked out once per adapter.
+
+        Built here rather than by ``client.post`` because merging the client's URL, headers
+        and cookies into every request was a tenth of a call's CPU at hundreds of calls/s.
+        """
+        if self._endpoint is None:
+            headers = httpx.Headers({**self.headers(), "content-type": "application/json"})
+            self._endpoint = (httpx.URL(self.url()), headers)
+        url, headers = self._endpoint
+        return httpx.Request(
+            "POST", url, headers=headers, content=orjson.dumps(body),
+            extensions={"timeout": self._timeout},
+        )  # fmt: skip
+
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Send one request; map every failure into the ``ProviderError`` tree."""
         body, _ = self.build_body(request)
         started = time.perf_counter()
         try:
-            response = await self._client.post(
-                self.url(),
-                content=orjson.dumps(body),
-                headers={**self.headers(), "content-type": "application/json"},
-            )
+            response = await self._client.send(self._request(body))
         except httpx.TimeoutException as exc:
             if _refused_connection(exc):
                 reason = type(exc.__cause__).__name__
