@@ -84,6 +84,21 @@ class Settings(BaseSettings):
     max_active_runs: int = Field(
         4, ge=1, description="Runs executed at once by this process; others wait queued."
     )
+    instance_id: str | None = Field(
+        None,
+        description=(
+            "Name of this replica in run leases (default: the host name); replicas sharing a "
+            "database need distinct names."
+        ),
+    )
+    run_lease_seconds: float = Field(
+        30.0,
+        ge=1,
+        description=(
+            "How long a replica's claim on a run outlives its last heartbeat; after that, "
+            "another replica takes the run over."
+        ),
+    )
     runs_page_size: int = Field(
         50, ge=1, le=1000, description="Default page size of run and result listings."
     )

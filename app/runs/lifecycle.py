@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
@@ -31,7 +32,13 @@ async def open_runs_layer(
     store = await RunStore.open(database_url(settings))
     exit_stack.push_async_callback(store.aclose)
     executor = InProcessExecutor(store, evaluation_preparer(providers, store))
-    supervisor = RunSupervisor(store, executor, max_active_runs=settings.max_active_runs)
+    supervisor = RunSupervisor(
+        store,
+        executor,
+        max_active_runs=settings.max_active_runs,
+        holder=settings.instance_id or socket.gethostname(),
+        lease_seconds=settings.run_lease_seconds,
+    )
     exit_stack.push_async_callback(supervisor.aclose)
     await supervisor.start()
     return RunsLayer(

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, cast
 
-from sqlalchemy import delete, func, insert, literal, or_, select, true, update
+from sqlalchemy import CursorResult, delete, func, insert, literal, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -251,6 +251,55 @@ class RunStore(RecordsStore):
         query = (
             select(RunRow.id)
             .where(RunRow.status.in_(ACTIVE_STATUSES))
+            .order_by(RunRow.created_at, RunRow.id)
+        )
+        async with self._session() as session:
+            return list((await session.scalars(query)).all())
+
+    async def claim_run(self, run_id: str, holder: str, seconds: float) -> bool:
+        """Take (or renew) the lease to execute an active run; False if another holds it.
+
+        One conditional UPDATE, so two replicas cannot both win: the lease is free, already
+        ``holder``'s, or expired.
+        """
+        now = utc_now()
+        async with self._writing() as session:
+            result = await session.execute(
+                update(RunRow)
+                .where(
+                    RunRow.id == run_id,
+                    RunRow.status.in_(ACTIVE_STATUSES),
+                    or_(
+                        RunRow.lease_holder.is_(None),
+                        RunRow.lease_holder == holder,
+                        RunRow.lease_until < now,
+                    ),
+                )
+                .values(lease_holder=holder, lease_until=now + timedelta(seconds=seconds))
+            )
+            return bool(cast(CursorResult[Any], result).rowcount)
+
+    async def release_run(self, run_id: str, holder: str) -> None:
+        """Give up ``holder``'s lease on a run (another replica may take it at once)."""
+        async with self._writing() as session:
+            await session.execute(
+                update(RunRow)
+                .where(RunRow.id == run_id, RunRow.lease_holder == holder)
+                .values(lease_holder=None, lease_until=None)
+            )
+
+    async def claimable_run_ids(self, holder: str) -> list[str]:
+        """Active runs whose lease is free, expired or ``holder``'s own, oldest first."""
+        query = (
+            select(RunRow.id)
+            .where(
+                RunRow.status.in_(ACTIVE_STATUSES),
+                or_(
+                    RunRow.lease_holder.is_(None),
+                    RunRow.lease_holder == holder,
+                    RunRow.lease_until < utc_now(),
+                ),
+            )
             .order_by(RunRow.created_at, RunRow.id)
         )
         async with self._session() as session:
