@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 
 from app.evaluation.prepared import PreparedRun
+from app.evaluators.programs import ProgramRunner
 from app.observability.logging import add_log_secrets
 from app.observability.metrics import Metrics
 from app.providers.registry import ProviderRegistry
@@ -56,9 +57,10 @@ async def build_services(
         store = await RunStore.open(database_url(settings))
         stack.push_async_callback(store.aclose)
         cache = StoredResponseCache(store)
+        programs = ProgramRunner.from_settings(settings)
 
         async def prepare(stored: dict[str, Any]) -> PreparedRun:
-            return prepare_stored_run(RunSpec.model_validate(stored), providers, cache)
+            return prepare_stored_run(RunSpec.model_validate(stored), providers, cache, programs)
 
         supervisor = RunSupervisor(
             store,
