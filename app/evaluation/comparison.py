@@ -96,8 +96,11 @@ def _delta(base: CaseOutcome, head: CaseOutcome) -> float | None:
 def compare_cases(
     base: Mapping[str, CaseOutcome], head: Mapping[str, CaseOutcome], order: Sequence[str]
 ) -> list[CaseComparison]:
-    """The cases of ``order`` (ids present in both runs): regressions first, worst first,
-    then improvements, best first, then unchanged ones in ``order``."""
+    """The cases of ``order`` (ids present in both runs), sorted for review.
+
+    Regressions first, worst first; then improvements, best first; then unchanged ones in
+    ``order``.
+    """
     rows = []
     for eval_id in order:
         before, after = base[eval_id], head[eval_id]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 import uuid
@@ -210,7 +211,9 @@ class RunService:
 
         return lines()
 
-    async def numbered_records(self, run_id: str, caller: str | None = None) -> list[NumberedRecord]:
+    async def numbered_records(
+        self, run_id: str, caller: str | None = None
+    ) -> builtins.list[NumberedRecord]:
         """Every record of the run with its case number, in case order."""
         await self._owned(run_id, caller)
         return [

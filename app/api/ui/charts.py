@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 
 from markupsafe import Markup, escape
 
-from app.evaluation.summary import HistogramBin
+from app.evaluation.summary import STATUSES, HistogramBin
+from app.evaluators.results import CaseStatus
 
-STATUS_ORDER = ("passed", "borderline", "failed", "judge_error", "error")
 _WIDTH, _HEIGHT, _LABELS = 360, 140, 18
 
 
@@ -32,7 +32,8 @@ def histogram_svg(bins: Sequence[HistogramBin]) -> Markup:
             f"<title>{label}: {item.count}</title>"
             f'<rect class="bar" x="{x + 4:.1f}" y="{y:.1f}" width="{width - 8:.1f}" '
             f'height="{height:.1f}"/>'
-            f'<text x="{x + width / 2:.1f}" y="{y - 4:.1f}" text-anchor="middle">{item.count}</text>'
+            f'<text x="{x + width / 2:.1f}" y="{y - 4:.1f}" '
+            f'text-anchor="middle">{item.count}</text>'
             f'<text class="axis" x="{x + width / 2:.1f}" y="{_HEIGHT - 4}" '
             f'text-anchor="middle">{label}</text></g>'
         )
@@ -44,13 +45,13 @@ def histogram_svg(bins: Sequence[HistogramBin]) -> Markup:
     )
 
 
-def verdict_bar_svg(counts: Mapping[str, int]) -> Markup:
+def verdict_bar_svg(counts: Mapping[CaseStatus, int]) -> Markup:
     """One bar split by case status, in the order passed to error."""
-    total = sum(counts.get(status, 0) for status in STATUS_ORDER)
+    total = sum(counts.get(status, 0) for status in STATUSES)
     if not total:
         return Markup('<p class="muted">No cases finished yet.</p>')
     parts, x = [], 0.0
-    for status in STATUS_ORDER:
+    for status in STATUSES:
         count = counts.get(status, 0)
         if not count:
             continue

@@ -127,7 +127,6 @@ async def compare_fragment(
     return render("compare.html", c=comparison, root=request.scope.get("root_path", ""))
 
 
-
 def install_ui(app: FastAPI) -> None:
     """Serve the viewer under ``/ui``, its stylesheet and script under ``/ui/assets``."""
     app.mount(ASSETS_PATH, StaticFiles(directory=STATIC), name="ui-assets")

@@ -6,9 +6,9 @@ Presentation only: every figure is computed from the records the services return
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
-import io
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
