@@ -19,6 +19,7 @@ from tests.browser.conftest import BrowserPage, ServeOffline
 
 IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 CASES = 12
+FILES = {"notes.md": "Order 1234 shipped on May 2.", "style.instructions.md": "Answer in English."}
 TIMEOUT_MS = 20_000
 
 pytestmark = pytest.mark.slow
@@ -60,7 +61,14 @@ def suite() -> dict[str, Any]:
     ]
     cases[0]["input_messages"] = [
         {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": "Question 0?"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "value": "Question 0?"},
+                {"type": "file", "value": "notes.md"},
+                {"type": "file", "value": "style.instructions.md"},
+            ],
+        },
         {"role": "assistant", "content": "Which part?"},
         {"role": "user", "content": "All of it."},
     ]
@@ -87,7 +95,7 @@ def call(page: Page, method: str, path: str, body: Any = None, key: str | None =
 
 
 def start_run(page: Page, target: str, key: str | None = None, **extra: Any) -> str:
-    body = {"suite": suite(), "target": target, "judge_target": "base", **extra}
+    body = {"suite": suite(), "target": target, "judge_target": "base", "files": FILES, **extra}
     run_id: str = call(page, "POST", "/runs", body, key)["id"]
     return run_id
 
@@ -154,11 +162,19 @@ def test_case_page_shows_the_marked_question_and_the_native_turns(
     shoot(page, "case")
 
     text = question.inner_text()
-    assert text.startswith("@[System]:\nBe brief.\n\n@[User]:\nQuestion 0?")
+    assert text.startswith(
+        "@[System]:\nBe brief.\n\n@[User]:\nQuestion 0?\n"
+        '<file path="notes.md">\nOrder 1234 shipped on May 2.\n</file>\n'
+        "<Attached: style.instructions.md>\n\n"
+    )
     assert "@[Assistant]:\nWhich part?\n\n@[User]:\nAll of it." in text
     assert roles == ["system", "user", "assistant", "user"]
     assert written == ["system", "user", "assistant", "user"]
     assert page.locator("#answer").inner_text() == "Answer: w0a w0b w0c"
+    attachment = page.locator("#turns details.attachment", has_text="notes.md")
+    assert attachment.get_attribute("open") is None  # folded until opened
+    assert "Answer in English." in page.locator("#guidelines").text_content() or ""
+    assert "Answer in English." not in (page.locator("#turns").text_content() or "")
     assert page.locator("article.grader").count() >= 1
     page.keyboard.press("n")
     page.wait_for_url(f"{url}/ui/runs/{run_id}/cases/1")
