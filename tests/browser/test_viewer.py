@@ -173,7 +173,7 @@ def test_case_page_shows_the_marked_question_and_the_native_turns(
     assert page.locator("#answer").inner_text() == "Answer: w0a w0b w0c"
     attachment = page.locator("#turns details.attachment", has_text="notes.md")
     assert attachment.get_attribute("open") is None  # folded until opened
-    assert "Answer in English." in page.locator("#guidelines").text_content() or ""
+    assert "Answer in English." in (page.locator("#guidelines").text_content() or "")
     assert "Answer in English." not in (page.locator("#turns").text_content() or "")
     assert page.locator("article.grader").count() >= 1
     page.keyboard.press("n")
