@@ -122,12 +122,15 @@ def test_run_page_shows_the_counts_and_histogram_of_a_finished_run(
     page.goto(f"{url}/ui")
     run_id = start_run(page, "base")
     run = finish(page, run_id)
-    start_run(page, "regressed")
+    later = finish(page, start_run(page, "regressed"))["id"]
 
     page.goto(f"{url}/ui")
     page.locator("#runs-table tbody tr").nth(1).wait_for(timeout=TIMEOUT_MS)
-    page.wait_for_timeout(300)
+    for box in page.locator("input.pick").all():
+        box.check()
     shoot(page, "runs")
+    page.click("#compare-picked")
+    page.wait_for_url(f"{url}/ui/compare?base={run_id}&head={later}")
 
     page.goto(f"{url}/ui/runs/{run_id}")
     page.locator("#cases tbody tr").first.wait_for(timeout=TIMEOUT_MS)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
@@ -15,7 +16,7 @@ from fastapi.staticfiles import StaticFiles
 
 from app.api.auth import CallerDep
 from app.api.runs import RunsDep
-from app.api.ui import charts, views
+from app.api.ui import views
 from app.api.ui.paths import ASSETS_PATH, FRAGMENTS_PATH, UI_PATH
 from app.api.ui.render import render
 from app.services.compare import compare_runs
@@ -47,13 +48,14 @@ async def runs_page_slash() -> RedirectResponse:
 @router.get(UI_PATH + "/runs/{run_id}")
 async def run_page(request: Request, run_id: str) -> HTMLResponse:
     """One run: its summary and its cases."""
-    return _shell(request, f"Run {run_id}", f"{FRAGMENTS_PATH}/runs/{run_id}")
+    return _shell(request, f"Run {run_id}", f"{FRAGMENTS_PATH}/runs/{quote(run_id, safe='')}")
 
 
 @router.get(UI_PATH + "/runs/{run_id}/cases/{seq}")
 async def case_page(request: Request, run_id: str, seq: int) -> HTMLResponse:
     """One case of a run."""
-    return _shell(request, f"Case {seq} of {run_id}", f"{FRAGMENTS_PATH}/runs/{run_id}/cases/{seq}")
+    fragment = f"{FRAGMENTS_PATH}/runs/{quote(run_id, safe='')}/cases/{seq}"
+    return _shell(request, f"Case {seq} of {run_id}", fragment)
 
 
 @router.get(UI_PATH + "/compare")
@@ -78,18 +80,7 @@ async def run_fragment(
     """A run's summary and the table of its cases."""
     run = await runs.get(run_id, caller.id)
     rows = await runs.numbered_records(run_id, caller.id)
-    records = [row.record for row in rows]
-    return render(
-        "run.html",
-        run=run,
-        rows=rows,
-        root=request.scope.get("root_path", ""),
-        histogram=charts.histogram_svg(run.summary.histogram if run.summary else []),
-        verdicts=charts.verdict_bar_svg(run.summary.counts if run.summary else {}),
-        graders=views.grader_rates(records),
-        latency=views.latency_percentiles(records),
-        first_miss=views.first_miss,
-    )
+    return render("run.html", root=request.scope.get("root_path", ""), **views.run_view(run, rows))
 
 
 @router.get(FRAGMENTS_PATH + "/runs/{run_id}/export.csv")

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.api.ui import charts
+from app.schemas.runs import RunObject
 from app.schemas.viewer import NumberedRecord
 
 PERCENTILES = (50, 90, 99)
@@ -75,6 +77,21 @@ def grader_rates(records: Iterable[dict[str, Any]]) -> list[GraderRate]:
                 tally[1] += 1
                 tally[0] += result.get("verdict") == "pass"
     return [GraderRate(name, passed, graded) for name, (passed, graded) in counts.items()]
+
+
+def run_view(run: RunObject, rows: Sequence[NumberedRecord]) -> dict[str, Any]:
+    """What the run page shows: the run, its rows, charts, grader rates and percentiles."""
+    records = [row.record for row in rows]
+    summary = run.summary
+    return {
+        "run": run,
+        "rows": rows,
+        "histogram": charts.histogram_svg(summary.histogram if summary else []),
+        "verdicts": charts.verdict_bar_svg(summary.counts if summary else {}),
+        "graders": grader_rates(records),
+        "latency": latency_percentiles(records),
+        "first_miss": first_miss,
+    }
 
 
 def records_csv(rows: Iterable[NumberedRecord]) -> str:
