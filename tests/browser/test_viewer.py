@@ -131,6 +131,7 @@ def test_run_page_shows_the_counts_and_histogram_of_a_finished_run(
     shoot(page, "runs")
     page.click("#compare-picked")
     page.wait_for_url(f"{url}/ui/compare?base={run_id}&head={later}")
+    page.locator("#comparison").wait_for(timeout=TIMEOUT_MS)
 
     page.goto(f"{url}/ui/runs/{run_id}")
     page.locator("#cases tbody tr").first.wait_for(timeout=TIMEOUT_MS)
