@@ -22,6 +22,7 @@ from app.api.limits import BodySizeLimit
 from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers
 from app.api.request_context import install_observability
+from app.api.ui.routes import install_ui
 from app.services.container import build_services
 from app.settings import Settings, load_settings, with_targets_file
 
@@ -73,6 +74,7 @@ def create_app(
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     metrics = install_observability(app, settings)
     app.include_router(api_router)
+    install_ui(app)
     return app
 
 

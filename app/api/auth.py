@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.api.docs import ASSETS_PATH, DOCS_PATH, OAUTH2_REDIRECT_PATH, REDOC_PATH
 from app.api.problems import send_problem
 from app.api.ratelimit import RequestRateLimiter
+from app.api.ui.paths import is_public_ui
 from app.errors import ApiKeysFileError, ServiceError, Unauthorized
 from app.observability.logging import bind_log_context
 from app.settings import Settings
@@ -51,8 +52,12 @@ SECURITY_SCHEME = {
 
 
 def is_public(path: str) -> bool:
-    """Whether ``path`` is served without a key (health, metrics, the docs and their assets)."""
-    return path in PUBLIC_PATHS or path.startswith(ASSETS_PATH + "/")
+    """Whether ``path`` is served without a key.
+
+    Health, metrics, the docs and the viewer's page shells, with their assets; the viewer's
+    data (``/ui/fragments``) needs the key.
+    """
+    return path in PUBLIC_PATHS or path.startswith(ASSETS_PATH + "/") or is_public_ui(path)
 
 
 @dataclass(frozen=True)

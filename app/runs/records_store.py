@@ -213,14 +213,28 @@ class RecordsStore(StoreBase):
         self, run_id: str, *, status: str | None = None, batch_size: int = 200
     ) -> AsyncIterator[str]:
         """Every record of a run (JSON text), in case order, read in short batches."""
+        async for _, record in self.iter_numbered_results(
+            run_id, status=status, batch_size=batch_size
+        ):
+            yield record
+
+    async def iter_numbered_results(
+        self, run_id: str, *, status: str | None = None, batch_size: int = 200
+    ) -> AsyncIterator[tuple[int, str]]:
+        """Every record of a run with its case number, in case order, read in short batches."""
         after = -1
         while True:
             rows = await self._result_batch(run_id, status=status, after=after, limit=batch_size)
-            for _, record in rows:
-                yield record
+            for row in rows:
+                yield row
             if len(rows) < batch_size:
                 return
             after = rows[-1][0]
+
+    async def result_at(self, run_id: str, seq: int) -> str | None:
+        """The record (JSON text) of case number ``seq``, or ``None`` while it has none."""
+        rows = await self._result_batch(run_id, status=None, after=seq - 1, limit=1)
+        return rows[0][1] if rows and rows[0][0] == seq else None
 
     async def _result_batch(
         self, run_id: str, *, status: str | None, after: int, limit: int
