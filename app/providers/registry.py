@@ -103,13 +103,20 @@ class ProviderRegistry:
         for config in with_default_target(settings.targets, self.warnings):
             self._runtimes[config.name] = self.build_runtime(config)
 
-    def build_runtime(self, config: TargetConfig) -> TargetRuntime:
-        """A runtime for one target (also for a validated inline target; close it after use)."""
+    def build_runtime(
+        self, config: TargetConfig, *, transport: httpx.AsyncBaseTransport | None = None
+    ) -> TargetRuntime:
+        """A runtime for one target (also for a validated inline target; close it after use).
+
+        ``transport`` replaces the registry's own (an inline target's pinned transport).
+        """
         settings = self._settings
         policies = {role: retry_policy(settings, config, role) for role in CallRole}
         # The client's own timeout must not cut an attempt before the role's limit does.
         longest = max(policy.attempt_timeout_seconds for policy in policies.values())
         options = replace(self._adapter_options, timeout_seconds=longest)
+        if transport is not None:
+            options = replace(options, transport=transport)
         return TargetRuntime(
             config,
             ADAPTERS[config.provider](config, options),

@@ -66,7 +66,10 @@ class Settings(BaseSettings):
     )
     inline_target_allow_private: bool = Field(
         False,
-        description="Let inline targets reach loopback, link-local and private addresses.",
+        description=(
+            "Let inline targets reach loopback and private addresses (link-local and cloud "
+            "metadata addresses are always refused)."
+        ),
     )
     retry_base_seconds: float = Field(
         1.0, ge=0, description="First backoff step of provider retries, in seconds."
