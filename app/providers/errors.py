@@ -8,6 +8,7 @@ ServiceError
  |    +-- ProviderRejected (502)      a non-retryable 4xx; carries the upstream status
  |    |    +-- ProviderQuotaExhausted quota or billing exhausted (never retried)
  |    +-- ProviderResponseInvalid     the reply did not parse as the wire format says
+ |         +-- ProviderReplyTooLarge  the decoded reply passed its size limit (never retried)
  +-- InvalidRequest (422)
       +-- UnknownTarget               a target name that is not configured
       +-- InlineTargetRefused         an inline target that is disabled or unsafe
@@ -145,6 +146,13 @@ class ProviderResponseInvalid(ProviderError):
 
     slug = "provider-response-invalid"
     title = "Provider response not valid"
+
+
+class ProviderReplyTooLarge(ProviderResponseInvalid):
+    """The provider's reply, decoded, was larger than ``provider_max_reply_bytes``."""
+
+    slug = "provider-reply-too-large"
+    title = "Provider reply too large"
 
 
 class UnknownTarget(InvalidRequest):

@@ -55,24 +55,25 @@ class AdapterOptions:
     transport: httpx.AsyncBaseTransport | None
     timeout_seconds: float
     cli_path: str
+    max_reply_bytes: int
+
+    def http(self) -> dict[str, Any]:
+        """The keyword arguments of every HTTP adapter."""
+        return {
+            "transport": self.transport,
+            "timeout_seconds": self.timeout_seconds,
+            "max_reply_bytes": self.max_reply_bytes,
+        }
 
 
 AdapterFactory = Callable[[Any, AdapterOptions], Provider]
 
 ADAPTERS: dict[str, AdapterFactory] = {
     "mock": lambda config, _: MockAdapter(config),
-    "openai": lambda config, options: OpenAIAdapter(
-        config, transport=options.transport, timeout_seconds=options.timeout_seconds
-    ),
-    "azure": lambda config, options: AzureAdapter(
-        config, transport=options.transport, timeout_seconds=options.timeout_seconds
-    ),
-    "anthropic": lambda config, options: AnthropicAdapter(
-        config, transport=options.transport, timeout_seconds=options.timeout_seconds
-    ),
-    "gemini": lambda config, options: GeminiAdapter(
-        config, transport=options.transport, timeout_seconds=options.timeout_seconds
-    ),
+    "openai": lambda config, options: OpenAIAdapter(config, **options.http()),
+    "azure": lambda config, options: AzureAdapter(config, **options.http()),
+    "anthropic": lambda config, options: AnthropicAdapter(config, **options.http()),
+    "gemini": lambda config, options: GeminiAdapter(config, **options.http()),
     "cli": lambda config, options: CliAdapter(config, path=options.cli_path),
 }
 """Each provider's adapter factory (its config is the ``TargetConfig`` of that provider)."""
@@ -96,6 +97,7 @@ class ProviderRegistry:
             transport=transport,
             timeout_seconds=settings.provider_attempt_timeout_seconds,
             cli_path=settings.program_path(),
+            max_reply_bytes=settings.provider_max_reply_bytes,
         )
         self._runtimes: dict[str, TargetRuntime] = {}
         self._stand_ins: dict[str, Provider] = {}

@@ -91,6 +91,14 @@ class Settings(BaseSettings):
     provider_attempt_timeout_seconds: float = Field(
         120.0, gt=0, description="Time limit of one provider attempt, in seconds."
     )
+    provider_max_reply_bytes: int = Field(
+        16 * 1024 * 1024,
+        ge=1024,
+        description=(
+            "Largest provider reply one call may read, in bytes after decompression; a "
+            "larger reply fails the call (not retried)."
+        ),
+    )
     provider_deadline_seconds: float = Field(
         600.0, gt=0, description="Time limit of one provider call, retries included, in seconds."
     )
