@@ -141,8 +141,8 @@ class Settings(BaseSettings):
     instance_id: str | None = Field(
         None,
         description=(
-            "Name of this replica in run leases (default: the host name); replicas sharing a "
-            "database need distinct names."
+            "Name of this replica in run leases (default: the host name); each process "
+            "adds a token of its own, so replicas sharing a name never share a run."
         ),
     )
     run_lease_seconds: float = Field(
