@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,6 +14,7 @@ from app.main import create_app
 from app.settings import Settings
 from app.settings.targets import OpenAITarget
 from testkit.fake_llm import JUDGE_MARKER, FakeLLM
+from tests.conftest import wait_for_run
 from tests.runs.conftest import POSTGRES_URL_VARIABLE, _reset_postgres, postgres_url
 
 CASES = 16
@@ -67,10 +67,9 @@ async def test_replicas_sharing_an_instance_id_never_send_a_case_twice(
         async with httpx.AsyncClient(transport=transport, base_url="http://first") as client:
             body = {"suite": suite, "target": "fake", "max_concurrency": 2}
             run_id = (await client.post("/runs", json=body)).json()["id"]
-            async with asyncio.timeout(30):
-                while (await client.get(f"/runs/{run_id}")).json()["status"] != "completed":
-                    await asyncio.sleep(0.05)
+            run = await wait_for_run(client, run_id)
 
+    assert run["status"] == "completed"
     calls = candidate_calls(fake_llm)
     assert set(calls) == {f"c{i}" for i in range(CASES)}
     assert [case for case, count in calls.items() if count > 1] == []
