@@ -5,7 +5,6 @@ PostgreSQL text cannot hold NUL; one case's text must never stop the others, nor
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,6 @@ from app.settings import Settings
 from app.settings.targets import OpenAITarget
 from testkit.fake_llm import FakeLLM, RecordedRequest, Reply, error
 from tests.conftest import ClientFactory, wait_for_run
-from tests.runs.conftest import POSTGRES_URL_VARIABLE, _reset_postgres, postgres_url
 
 NUL_ID = "case\u0000one"
 NUL_QUESTION = "What is \u0000 here?"
@@ -28,19 +26,6 @@ SUITE = {
             {"role": "user", "content": "Last?"}]},
     ]
 }  # fmt: skip
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    """A fresh database: a SQLite file, or the test PostgreSQL emptied."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'eval.db'}"
-        return
-    url = postgres_url()
-    if url is None:
-        pytest.skip(f"PostgreSQL tests need {POSTGRES_URL_VARIABLE}")
-    await _reset_postgres(url)
-    yield url
 
 
 def settings_for(tmp_path: Path, fake: FakeLLM, database_url: str) -> Settings:

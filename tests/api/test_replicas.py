@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -15,21 +14,8 @@ from app.settings import Settings
 from app.settings.targets import OpenAITarget
 from testkit.fake_llm import JUDGE_MARKER, FakeLLM
 from tests.conftest import wait_for_run
-from tests.runs.conftest import POSTGRES_URL_VARIABLE, _reset_postgres, postgres_url
 
 CASES = 16
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def shared_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'shared.db'}"
-        return
-    url = postgres_url()
-    if url is None:
-        pytest.skip(f"PostgreSQL tests need {POSTGRES_URL_VARIABLE}")
-    await _reset_postgres(url)
-    yield url
 
 
 def candidate_calls(fake: FakeLLM) -> Counter[str]:
@@ -42,13 +28,13 @@ def candidate_calls(fake: FakeLLM) -> Counter[str]:
 
 
 async def test_replicas_sharing_an_instance_id_never_send_a_case_twice(
-    tmp_path: Path, fake_llm: FakeLLM, shared_database: str
+    tmp_path: Path, fake_llm: FakeLLM, database_url: str
 ) -> None:
     fake_llm.latency = 0.1
     target = OpenAITarget(name="fake", provider="openai", base_url=f"{fake_llm.url}/v1", model="m")
     settings = Settings(
         data_dir=tmp_path / "data",
-        database_url=shared_database,
+        database_url=database_url,
         targets=[target],
         instance_id="same-name",
         run_lease_seconds=1,  # the other replica looks for runs to take every half second
