@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from app.settings import Settings
 from app.settings.targets import OpenAITarget
 from testkit.fake_llm import FakeLLM, RecordedRequest, Reply, error

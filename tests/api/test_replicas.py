@@ -6,7 +6,6 @@ from collections import Counter
 from pathlib import Path
 
 import httpx
-import pytest
 from asgi_lifespan import LifespanManager
 
 from app.main import create_app
