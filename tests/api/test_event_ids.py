@@ -24,7 +24,7 @@ async def test_a_last_event_id_never_sent_replays_the_stream_from_its_start(
         run_id = (await client.post("/runs", json={"suite": suite_with(2)})).json()["id"]
         await wait_for_run(client, run_id)
         full = await client.get(f"/runs/{run_id}/events")
-        response = await client.get(f"/runs/{run_id}/events", headers={"Last-Event-ID": header})
+        response = await client.get(f"/runs/{run_id}/events", headers={b"Last-Event-ID": header})
     assert response.status_code == 200
     events = sse_events(response.text)
     assert events == sse_events(full.text)
