@@ -99,6 +99,11 @@ class ProviderRegistry:
             cli_path=settings.program_path(),
             max_reply_bytes=settings.provider_max_reply_bytes,
         )
+        # Every configured secret: a reply echoing any of them has it removed.
+        self._secrets = (
+            *(secret for target in settings.targets for secret in target.secret_values()),
+            *(key.get_secret_value() for key in settings.api_keys),
+        )
         self._runtimes: dict[str, TargetRuntime] = {}
         self._stand_ins: dict[str, Provider] = {}
         self.warnings: tuple[str, ...] = settings.skipped_targets
@@ -129,6 +134,7 @@ class ProviderRegistry:
             max_concurrency=config.max_concurrency or settings.default_target_concurrency,
             sleep=self._sleep,
             observer=self._observer,
+            secrets=self._secrets,
         )
 
     def get(self, name: str) -> TargetRuntime:
