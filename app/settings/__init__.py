@@ -188,6 +188,13 @@ class Settings(BaseSettings):
         None,
         description="File of accepted API keys as SHA-256 hex digests, one per line (# comments).",
     )
+    metrics_require_key: bool = Field(
+        False,
+        description=(
+            "Ask an API key for `/metrics` too (when keys are set). Off: Prometheus scrapes "
+            "without one; the metrics count runs and requests of every key, not their content."
+        ),
+    )
     rate_limit_per_minute: int = Field(
         0,
         ge=0,
