@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from app.settings.targets import (
     describe_problems,
 )
 
+_USERINFO = re.compile(r"//[^/@]*@")
 _METADATA_HOSTS = frozenset({"metadata", "metadata.google.internal", "instance-data"})
 
 
@@ -32,13 +34,16 @@ def check_inline_url(url: str, *, allow_private: bool) -> httpx.URL:
         InlineTargetRefused: The URL is not an http(s) URL with a host, carries credentials,
             or names a local or metadata host.
     """
+    shown = _USERINFO.sub("//", url)  # credentials are never echoed
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:
-        raise InlineTargetRefused(f"inline target base URL {url!r} is not valid: {exc}") from None
+        raise InlineTargetRefused(
+            f"inline target base URL {shown!r} is not valid: {_USERINFO.sub('//', str(exc))}"
+        ) from None
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise InlineTargetRefused(
-            f"inline target base URL {url!r} must be an http(s) URL with a host"
+            f"inline target base URL {shown!r} must be an http(s) URL with a host"
         )
     if parsed.userinfo:
         raise InlineTargetRefused("inline target base URL must not carry credentials")

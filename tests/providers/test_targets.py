@@ -211,3 +211,12 @@ async def test_a_valid_inline_target_keeps_its_key_secret():
     target = checked.config
     assert "sk-inline" not in repr(target)
     assert "sk-inline" not in target.model_dump_json()
+
+
+async def test_an_invalid_inline_url_is_named_without_its_credentials():
+    config = {"name": "x", "provider": "openai", "model": "m",
+              "base_url": "http://user:hunter2-secret@0177.0.0.1/v1"}  # fmt: skip
+    with pytest.raises(InlineTargetRefused) as caught:
+        await inline_target(config, _inline_settings(inline_target_allow_private=True))
+    assert "0177.0.0.1" in caught.value.detail
+    assert "hunter2" not in caught.value.detail
