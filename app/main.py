@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
 from app.api import DOCUMENTED_MODELS, api_router
-from app.api.auth import install_access_control
+from app.api.auth import install_access_control, public_paths
 from app.api.docs import install_docs
 from app.api.limits import BodySizeLimit
 from app.api.openapi import install_openapi
@@ -68,7 +68,7 @@ def create_app(
     )
     app.state.settings = settings
     install_problem_handlers(app)
-    install_openapi(app, DOCUMENTED_MODELS)
+    install_openapi(app, DOCUMENTED_MODELS, public_paths(settings))
     install_docs(app)
     install_access_control(app, settings)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)

@@ -108,7 +108,7 @@ async def test_yaml_text_inside_json_reports_line_and_column(client: httpx.Async
             "path": "evalcases[0].input_messages[0].role",
             "line": 5,
             "column": 16,
-            "message": "Input should be 'system', 'user', 'assistant' or 'tool'",
+            "message": "Input should be 'system', 'user', 'assistant' or 'tool'; got \"bot\"",
         }
     ]
 
