@@ -71,3 +71,38 @@ async def test_fragments_escape_what_runs_hold_and_csv_has_a_row_per_case(
     rows = list(csv.DictReader(io.StringIO(exported.text)))
     assert [row["eval_id"] for row in rows] == ["c0", "c1", "c2"]
     assert exported.headers["content-type"].startswith("text/csv")
+
+
+async def test_the_run_page_sums_the_cost_targets_report_per_role(
+    make_client: ClientFactory, tmp_path: Path
+) -> None:
+    target = MockTarget(name="priced", cost_usd=0.0125)
+    settings = Settings(data_dir=tmp_path / "data", targets=[target], sample_run=False)
+    suite = {
+        "evalcases": [
+            {
+                "id": f"c{i}",
+                "expected_outcome": "x",
+                "input_messages": [{"role": "user", "content": "hi"}],
+            }
+            for i in range(4)
+        ]
+    }
+    async with make_client(settings) as client:
+        priced = (await client.post("/runs", json={"suite": suite, "target": "priced"})).json()[
+            "id"
+        ]
+        unpriced = (await client.post("/runs", json={"suite": suite})).json()["id"]
+        await wait_for_run(client, priced)
+        await wait_for_run(client, unpriced)
+        priced_page = (await client.get(f"/ui/fragments/runs/{priced}")).text
+        unpriced_page = (await client.get(f"/ui/fragments/runs/{unpriced}")).text
+
+    def cost_cells(page: str) -> list[str]:
+        table = page[page.index('id="tokens"') : page.index("</table>", page.index('id="tokens"'))]
+        return [
+            row.rsplit('<td class="num">', 1)[1].split("<")[0] for row in table.split("<tr>")[2:]
+        ]
+
+    assert cost_cells(priced_page) == ["0.0500", "–"]
+    assert cost_cells(unpriced_page) == ["–", "–"]

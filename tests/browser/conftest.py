@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -31,6 +32,8 @@ from testkit.offline import LoopbackNetwork, loopback_network
 from testkit.server import running_service
 
 CHROMIUM_VARIABLE = "EVAL_TEST_CHROMIUM"
+SCREENSHOTS_VARIABLE = "EVAL_WRITE_SCREENSHOTS"
+README_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 DEBIAN_CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
     "--no-sandbox",
@@ -51,6 +54,21 @@ class BrowserPage:
     page: Page
     requests: list[str] = field(default_factory=list)
     failures: dict[str, str | None] = field(default_factory=dict)
+
+
+def screenshot_path(name: str) -> Path:
+    """Where the screenshot ``name`` goes: the README's images when ``EVAL_WRITE_SCREENSHOTS=1``.
+
+    Otherwise a temporary folder, so a test run leaves the working tree as it found it while
+    the screenshot is still taken (a page that cannot be drawn still fails the test).
+    """
+    folder = (
+        README_IMAGES
+        if os.environ.get(SCREENSHOTS_VARIABLE) == "1"  # noqa: TID251
+        else Path(tempfile.gettempdir())
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / name
 
 
 @pytest.fixture(scope="session")

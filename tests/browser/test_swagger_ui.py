@@ -6,17 +6,15 @@ needed a CDN would stay blank. The test also writes the README's screenshot of `
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Page, Response
 
-from tests.browser.conftest import BrowserPage, ServeOffline
+from tests.browser.conftest import BrowserPage, ServeOffline, screenshot_path
 from tests.contract.prefilled import fill_path, operations
 
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "swagger.png"
 OPERATION_TIMEOUT_MS = 20_000
 
 pytestmark = pytest.mark.slow
@@ -54,8 +52,7 @@ def test_every_operation_executes_as_prefilled_offline(
     page = browser_page.page
     page.goto(f"{url}/docs")
     page.locator(".opblock").first.wait_for()
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
+    page.screenshot(path=str(screenshot_path("swagger.png")), full_page=True)
     document: dict[str, Any] = page.evaluate("fetch('/openapi.json').then(r => r.json())")
 
     statuses = {

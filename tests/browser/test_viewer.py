@@ -9,15 +9,13 @@ README's screenshots of each page.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.conftest import BrowserPage, ServeOffline
+from tests.browser.conftest import BrowserPage, ServeOffline, screenshot_path
 
-IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 CASES = 12
 FILES = {"notes.md": "Order 1234 shipped on May 2.", "style.instructions.md": "Answer in English."}
 TIMEOUT_MS = 20_000
@@ -110,8 +108,7 @@ def finish(page: Page, run_id: str, key: str | None = None) -> dict[str, Any]:
 
 
 def shoot(page: Page, name: str) -> None:
-    IMAGES.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(IMAGES / f"viewer-{name}.png"), full_page=True)
+    page.screenshot(path=str(screenshot_path(f"viewer-{name}.png")), full_page=True)
 
 
 def test_run_page_shows_the_counts_and_histogram_of_a_finished_run(

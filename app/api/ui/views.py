@@ -67,6 +67,16 @@ def latency_percentiles(records: Iterable[dict[str, Any]]) -> dict[str, dict[int
     return {role: percentiles(values) for role, values in by_role.items()}
 
 
+def cost_totals(records: Iterable[dict[str, Any]]) -> dict[str, float | None]:
+    """US dollars per role over the records whose targets reported a cost (None: none did)."""
+    totals: dict[str, float | None] = {"candidate": None, "judge": None}
+    for record in records:
+        for role, spent in (record.get("cost_usd") or {}).items():
+            if spent is not None and role in totals:
+                totals[role] = (totals[role] or 0.0) + float(spent)
+    return totals
+
+
 def grader_rates(records: Iterable[dict[str, Any]]) -> list[GraderRate]:
     """Per grader (by name, in first-seen order): cases it passed out of those it graded."""
     counts: dict[str, list[int]] = {}
@@ -90,6 +100,7 @@ def run_view(run: RunObject, rows: Sequence[NumberedRecord]) -> dict[str, Any]:
         "verdicts": charts.verdict_bar_svg(summary.counts if summary else {}),
         "graders": grader_rates(records),
         "latency": latency_percentiles(records),
+        "cost": cost_totals(records),
         "first_miss": first_miss,
     }
 
