@@ -368,11 +368,30 @@ def parse_target(
         values["cwd"] = str((base_dir / values["cwd"]).resolve())
     try:
         target = TARGET_ADAPTER.validate_python(values)
-        target._secret_values = tuple(used)
-        return target
     except ValidationError as exc:
         problems = describe_problems(exc)
         raise TargetsFileError(f"target {name!r} (provider {provider!r}): {problems}") from None
+    target._secret_values = tuple(used)
+    unused = _unused_keys(type(target), values)
+    if unused:
+        message = f"target {name!r}: keys not used by this service: {', '.join(unused)}"
+        logger.warning(message)
+        if warnings is not None:
+            warnings.append(message)
+    return target
+
+
+def _unused_keys(model: type[BaseModel], values: Mapping[str, Any]) -> list[str]:
+    """The keys of ``values`` that no field of ``model`` reads (by name or alias)."""
+    known: set[str] = set()
+    for field_name, info in model.model_fields.items():
+        known.add(field_name)
+        alias = info.validation_alias
+        if isinstance(alias, str):
+            known.add(alias)
+        elif isinstance(alias, AliasChoices):
+            known.update(choice for choice in alias.choices if isinstance(choice, str))
+    return sorted(key for key in values if key not in known and key != "use_target")
 
 
 def _skip_reason(provider: str, raw: Mapping[str, Any]) -> str | None:

@@ -118,13 +118,17 @@ def load(
     return load_targets_file(path, environ, skipped), skipped
 
 
-def test_a_2026_targets_file_loads_with_skipped_targets_named(tmp_path: Path) -> None:
+def test_a_2026_targets_file_loads_with_skipped_targets_and_unused_keys_named(
+    tmp_path: Path,
+) -> None:
     targets, skipped = load(tmp_path, TARGETS_2026, ENVIRON)
     by_name = {target.name: target for target in targets}
     assert list(by_name) == ["default", "grader", "local_cli", "azure", "openai", "mimo"]
     assert skipped == [
+        "target 'default': keys not used by this service: healthcheck",
         "target 'claude' skipped: provider 'claude-cli' is an agent this service does not run",
         "target 'copilot' skipped: provider 'copilot-cli' is an agent this service does not run",
+        "target 'local_cli': keys not used by this service: healthcheck",
         "target 'batch_cli' skipped: a batching CLI provider (one run for every case) is "
         "not supported",
         "target 'preprocess' skipped: unsupported provider 'file-output' (supported: "
