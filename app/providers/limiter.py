@@ -6,7 +6,8 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Protocol
 
 from pydantic import BaseModel
 
@@ -22,6 +23,35 @@ class LimiterState(BaseModel):
     in_flight: int
     waiting: int
     recent_429s: int
+
+
+class Limiter(Protocol):
+    """What a target's runtime needs of a concurrency limit (in-process or fleet-wide)."""
+
+    def slot(self) -> AbstractAsyncContextManager[None]:
+        """Hold one slot for the duration of the block."""
+        ...
+
+    def record_success(self) -> None:
+        """A call succeeded."""
+        ...
+
+    def record_rate_limited(self) -> None:
+        """The provider answered 429."""
+        ...
+
+    def state(self) -> LimiterState:
+        """A snapshot for ``GET /targets`` and ``/metrics``."""
+        ...
+
+
+LimiterFactory = Callable[[str, str, int], Limiter]
+"""Builds the limiter of ``(target, role, max_limit)``; ``AdaptiveLimiter`` when none is given."""
+
+
+def local_limiter(_target: str, _role: str, max_limit: int) -> Limiter:
+    """An in-process ``AdaptiveLimiter`` (the embedded default)."""
+    return AdaptiveLimiter(max_limit)
 
 
 class AdaptiveLimiter:

@@ -21,7 +21,7 @@ from app.providers.base import CallObserver, CallRole, Provider, ProviderRequest
 from app.providers.cli import CliAdapter
 from app.providers.errors import UnknownTarget
 from app.providers.gemini import GeminiAdapter
-from app.providers.limiter import LimiterState
+from app.providers.limiter import LimiterFactory, LimiterState, local_limiter
 from app.providers.mock import MockAdapter
 from app.providers.openai import OpenAIAdapter
 from app.providers.preview import ProviderPreview
@@ -73,6 +73,7 @@ class ProviderRegistry:
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Sleep = asyncio.sleep,
         observer: CallObserver | None = None,
+        limiters: LimiterFactory = local_limiter,
     ) -> None:
         self._settings = settings
         self._observer = observer
@@ -84,10 +85,16 @@ class ProviderRegistry:
         )
         self._runtimes: dict[str, TargetRuntime] = {}
         for config in with_default_target(settings.targets):
-            self._runtimes[config.name] = self.build_runtime(config)
+            self._runtimes[config.name] = self.build_runtime(config, limiters=limiters)
 
-    def build_runtime(self, config: TargetConfig) -> TargetRuntime:
-        """A runtime for one target (also for a validated inline target; close it after use)."""
+    def build_runtime(
+        self, config: TargetConfig, *, limiters: LimiterFactory = local_limiter
+    ) -> TargetRuntime:
+        """A runtime for one target (also for a validated inline target; close it after use).
+
+        Configured targets get the registry's limiters (fleet-wide ones when the service
+        shares a PostgreSQL with other workers); inline targets keep in-process limits.
+        """
         settings = self._settings
         policies = {role: retry_policy(settings, config, role) for role in CallRole}
         # The client's own timeout must not cut an attempt before the role's limit does.
@@ -103,6 +110,7 @@ class ProviderRegistry:
             max_concurrency=config.max_concurrency or settings.default_target_concurrency,
             sleep=self._sleep,
             observer=self._observer,
+            limiters=limiters,
         )
 
     def get(self, name: str) -> TargetRuntime:

@@ -27,7 +27,7 @@ from app.providers.base import (
 )
 from app.providers.calls import CallLog
 from app.providers.errors import ProviderError, ProviderRateLimited, ProviderTimeout
-from app.providers.limiter import AdaptiveLimiter, LimiterState
+from app.providers.limiter import Limiter, LimiterFactory, LimiterState, local_limiter
 from app.providers.preview import ProviderPreview
 from app.providers.retry import RetryPolicy, Sleep, call_with_retries
 from app.providers.structured import Negotiation, StructuredOutputState, is_refusal
@@ -124,6 +124,7 @@ class TargetRuntime:
         max_concurrency: int,
         sleep: Sleep = asyncio.sleep,
         observer: CallObserver | None = None,
+        limiters: LimiterFactory = local_limiter,
     ) -> None:
         self.name = config.name
         self.config = config
@@ -133,7 +134,9 @@ class TargetRuntime:
         self.max_concurrency = max_concurrency
         self.policies = dict(policies)
         self.judge_max_output_tokens = judge_max_output_tokens
-        self.limiters = {role: AdaptiveLimiter(max_concurrency) for role in CallRole}
+        self.limiters: dict[CallRole, Limiter] = {
+            role: limiters(config.name, role.value, max_concurrency) for role in CallRole
+        }
         setting = getattr(config, "structured_output", None)
         self.structured = Negotiation(setting, config.provider) if setting else None
         self._sleep = sleep

@@ -1,8 +1,11 @@
-"""Executing a run's cases: a small interface and its embedded, in-process default.
+"""Executing a run's cases: a small interface and the executor behind both modes.
 
 Running one case is a function of (run id, case number) that reads the case and writes its
-result only through the store, so a distributed task queue over a shared PostgreSQL can
-replace ``InProcessExecutor`` by calling ``run_case`` from its workers.
+result only through the store. The embedded default (``execute_run``) feeds a pool of
+asyncio workers from the database; with PostgreSQL, the task queue's workers call
+``run_case`` for each job they claim (``app.runs.worker``). Cases asked for at the same
+moment are read in one query (``CaseLoader``) and results are written in batches by the
+store, so a case costs no query of its own.
 """
 
 from __future__ import annotations
@@ -10,10 +13,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, Protocol
 
 from app.evaluation.prepared import PreparedRun
 from app.evaluation.records import ResultRecord
+from app.errors import RunNotFound
 from app.observability.logging import bind_log_context
 from app.runs.models import StoredCase
 from app.runs.spec import stored_case
@@ -22,10 +27,63 @@ from app.runs.store_base import utc_now
 
 logger = logging.getLogger("app.runs.executor")
 PENDING_BATCH = 100
+LOAD_BATCH = 200
+PREPARED_RUNS_KEPT = 64
 
 
 RunPreparer = Callable[[dict[str, Any]], Awaitable[PreparedRun]]
 """Builds a run's ``PreparedRun`` from its stored spec (``runs.spec.prepare_stored_run``)."""
+
+RunSlots = Callable[[str, int], AbstractAsyncContextManager[None]]
+"""``(run id, max_concurrency)`` -> a slot of the run's fleet-wide concurrency limit."""
+
+
+class CaseLoader:
+    """Reads cases asked for at the same moment in one query (``RunStore.load_cases``)."""
+
+    def __init__(self, store: RunStore) -> None:
+        self._store = store
+        self._waiting: dict[tuple[str, int], list[asyncio.Future[StoredCase]]] = {}
+        self._reader: asyncio.Task[None] | None = None
+
+    async def load(self, run_id: str, seq: int) -> StoredCase:
+        """The stored case; raises ``RunNotFound`` when the run has no such case."""
+        future: asyncio.Future[StoredCase] = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault((run_id, seq), []).append(future)
+        if self._reader is None or self._reader.done():
+            self._reader = asyncio.create_task(self._read(), name="runs-case-reader")
+        return await future
+
+    async def _read(self) -> None:
+        await asyncio.sleep(0)  # let the other cases claimed in this tick join the query
+        while self._waiting:
+            keys = list(self._waiting)[:LOAD_BATCH]
+            batch = {key: self._waiting.pop(key) for key in keys}
+            try:
+                found = {(c.run_id, c.seq): c for c in await self._store.load_cases(keys)}
+            except Exception as exc:
+                for futures in batch.values():
+                    _settle(futures, exception=exc)
+                continue
+            for (run_id, seq), futures in batch.items():
+                case = found.get((run_id, seq))
+                missing = RunNotFound(f"run {run_id!r} has no case number {seq}")
+                _settle(futures, case, exception=None if case else missing)
+
+
+def _settle(
+    futures: list[asyncio.Future[StoredCase]],
+    case: StoredCase | None = None,
+    *,
+    exception: BaseException | None = None,
+) -> None:
+    for future in futures:
+        if future.done():
+            continue
+        if exception is not None:
+            future.set_exception(exception)
+        elif case is not None:
+            future.set_result(case)
 
 
 class CaseExecutor(Protocol):
@@ -61,17 +119,34 @@ class InProcessExecutor:
     of any size holds only the cases in flight.
     """
 
-    def __init__(self, store: RunStore, prepare: RunPreparer) -> None:
+    def __init__(
+        self, store: RunStore, prepare: RunPreparer, *, run_slots: RunSlots | None = None
+    ) -> None:
         self._store = store
         self._prepare = prepare
-        self._prepared: dict[str, PreparedRun] = {}
+        self._run_slots = run_slots
+        self._prepared: dict[str, asyncio.Future[PreparedRun]] = {}
+        self._loader = CaseLoader(store)
 
     async def _prepared_run(self, run_id: str) -> PreparedRun:
+        """The run's ``PreparedRun``, built once however many cases ask at the same time."""
         prepared = self._prepared.get(run_id)
-        if prepared is None:
-            prepared = await self._prepare(await self._store.load_spec(run_id))
+        if prepared is None or (prepared.done() and prepared.exception() is not None):
+            prepared = asyncio.ensure_future(self._prepare_once(run_id))
             self._prepared[run_id] = prepared
+            if len(self._prepared) > PREPARED_RUNS_KEPT:  # runs other workers finished
+                self._prepared.pop(next(iter(self._prepared)))
+        return await asyncio.shield(prepared)
+
+    async def _prepare_once(self, run_id: str) -> PreparedRun:
+        prepared = await self._prepare(await self._store.load_spec(run_id))
+        if self._run_slots is not None:
+            await self._store.mark_running(run_id)  # a worker's first case of the run
         return prepared
+
+    def forget(self, run_id: str) -> None:
+        """Drop what is kept of a finished run."""
+        self._prepared.pop(run_id, None)
 
     async def execute_run(self, run_id: str) -> None:
         """Run every pending case of the run with a bounded pool of workers."""
@@ -113,8 +188,16 @@ class InProcessExecutor:
             await self._run_stored(run_id, case)
 
     async def run_case(self, run_id: str, seq: int) -> None:
-        """Load the case, evaluate it and store its record in one short transaction."""
-        await self._run_stored(run_id, await self._store.load_case(run_id, seq))
+        """Load the case, evaluate it and store its record (a job of the task queue).
+
+        With fleet-wide run limits, the case first waits for a slot of its run's limit.
+        """
+        prepared = await self._prepared_run(run_id)
+        case = await self._loader.load(run_id, seq)
+        slots = self._run_slots
+        limit = prepared.plan.max_concurrency
+        async with slots(run_id, limit) if slots is not None else nullcontext():
+            await self._run_stored(run_id, case)
 
     async def _run_stored(self, run_id: str, case: StoredCase) -> None:
         prepared = await self._prepared_run(run_id)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, insert, select, tuple_, update
+from sqlalchemy import Table, func, insert, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
@@ -26,6 +26,8 @@ from app.runs.store_base import StoreBase, decode_cursor, encode_cursor, utc_now
 from app.runs.tables import CachedResponseRow, CaseRow, EventRow, ResultRow, RunRow
 
 RESULT_BATCH = 100
+CASES, RESULTS, EVENTS = (cast(Table, row.__table__) for row in (CaseRow, ResultRow, EventRow))
+"""The tables themselves, for Core statements (the ORM's bulk paths cost more per row)."""
 
 
 def _result_values(run_id: str, seq: int, record: ResultRecord) -> dict[str, Any]:
@@ -63,6 +65,8 @@ class RecordsStore(StoreBase):
         super().__init__(engine)
         self._queued: list[_PendingResult] = []
         self._flusher: asyncio.Task[None] | None = None
+        self.on_run_complete: Callable[[str], None] | None = None
+        """Called with a run's id after a commit that stored its last case."""
 
     # Cases and results --------------------------------------------------------------------
 
@@ -80,6 +84,13 @@ class RecordsStore(StoreBase):
         )
         async with self._session() as session:
             return [_stored_case(row) for row in (await session.scalars(query)).all()]
+
+    async def load_cases(self, keys: Sequence[tuple[str, int]]) -> list[StoredCase]:
+        """The stored cases at these ``(run id, case number)`` positions (one query)."""
+        table = CASES
+        query = select(table).where(tuple_(table.c.run_id, table.c.seq).in_(list(keys)))
+        async with self._session() as session:
+            return [_stored_case(row) for row in (await session.execute(query)).all()]
 
     async def load_case(self, run_id: str, seq: int) -> StoredCase:
         """One stored case."""
@@ -126,16 +137,21 @@ class RecordsStore(StoreBase):
 
     async def _write_results(self, batch: list[_PendingResult]) -> list[bool]:
         try:
+            completed: list[str] = []
             async with self._writing() as session:
-                return await self._insert_results(session, batch)
+                outcomes = await self._insert_results(session, batch, completed)
         except IntegrityError:
             if len(batch) == 1:
                 return [False]
             # Another writer stored one of these meanwhile: store them one at a time.
             return [(await self._write_results([pending]))[0] for pending in batch]
+        if self.on_run_complete is not None:
+            for run_id in completed:
+                self.on_run_complete(run_id)
+        return outcomes
 
     async def _insert_results(
-        self, session: AsyncSession, batch: list[_PendingResult]
+        self, session: AsyncSession, batch: list[_PendingResult], completed: list[str]
     ) -> list[bool]:
         keys = {(pending.run_id, pending.seq) for pending in batch}
         existing = await session.execute(
@@ -154,12 +170,14 @@ class RecordsStore(StoreBase):
                 fresh.setdefault(pending.run_id, []).append(pending)
         # Runs in a fixed order, so that concurrent writers cannot deadlock on their rows.
         for run_id in sorted(fresh):
-            await self._insert_run_results(session, run_id, fresh[run_id])
+            if await self._insert_run_results(session, run_id, fresh[run_id]):
+                completed.append(run_id)
         return outcomes
 
     async def _insert_run_results(
         self, session: AsyncSession, run_id: str, results: list[_PendingResult]
-    ) -> None:
+    ) -> bool:
+        """Insert a run's results and events; True when they are the run's last ones."""
         count = len(results)
         done, total, last_seq = (
             await session.execute(
@@ -189,13 +207,15 @@ class RecordsStore(StoreBase):
                     "data": json.dumps(progress),
                 }
             )
-        await session.execute(insert(ResultRow), [pending.values for pending in results])
+        cases = CASES
+        await session.execute(insert(RESULTS), [p.values for p in results])
         await session.execute(
-            update(CaseRow)
-            .where(CaseRow.run_id == run_id, CaseRow.seq.in_([p.seq for p in results]))
+            update(cases)
+            .where(cases.c.run_id == run_id, cases.c.seq.in_([p.seq for p in results]))
             .values(pending=False)
         )
-        await session.execute(insert(EventRow), events)
+        await session.execute(insert(EVENTS), events)
+        return done >= total
 
     async def list_results(
         self, run_id: str, *, status: str | None, limit: int, cursor: str | None
@@ -299,7 +319,7 @@ class RecordsStore(StoreBase):
             return
 
 
-def _stored_case(row: CaseRow) -> StoredCase:
+def _stored_case(row: Any) -> StoredCase:
     return StoredCase(
         run_id=row.run_id,
         seq=row.seq,

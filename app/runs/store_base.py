@@ -57,6 +57,8 @@ class StoreBase:
         self.engine = engine
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
         self._write_lock = asyncio.Lock() if engine.dialect.name == "sqlite" else None
+        # On PostgreSQL, cases are executed as jobs of a task queue in the same database.
+        self.job_queue = engine.dialect.name == "postgresql"
         self._committed = asyncio.Event()
 
     def _session(self) -> AsyncSession:
