@@ -16,9 +16,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, Protocol
 
+from app.errors import RunNotFound
 from app.evaluation.prepared import PreparedRun
 from app.evaluation.records import ResultRecord
-from app.errors import RunNotFound
 from app.observability.logging import bind_log_context
 from app.runs.models import StoredCase
 from app.runs.spec import stored_case
@@ -159,6 +159,7 @@ class InProcessExecutor:
                 group.create_task(self._feed(run_id, queue, workers))
                 for _ in range(workers):
                     group.create_task(self._work(run_id, queue))
+            await self._store.wait_for_writes()
         finally:
             self._prepared.pop(run_id, None)
 
@@ -183,9 +184,10 @@ class InProcessExecutor:
             await queue.put(None)
 
     async def _work(self, run_id: str, queue: asyncio.Queue[StoredCase | None]) -> None:
-        # The feeder reads cases in batches, so a worker needs no query of its own per case.
+        # The feeder reads cases in batches and the writer commits records in batches, so a
+        # worker needs no query of its own per case and never waits for a commit.
         while (case := await queue.get()) is not None:
-            await self._run_stored(run_id, case)
+            await self._run_stored(run_id, case, wait_for_commit=False)
 
     async def run_case(self, run_id: str, seq: int) -> None:
         """Load the case, evaluate it and store its record (a job of the task queue).
@@ -199,7 +201,9 @@ class InProcessExecutor:
         async with slots(run_id, limit) if slots is not None else nullcontext():
             await self._run_stored(run_id, case)
 
-    async def _run_stored(self, run_id: str, case: StoredCase) -> None:
+    async def _run_stored(
+        self, run_id: str, case: StoredCase, *, wait_for_commit: bool = True
+    ) -> None:
         prepared = await self._prepared_run(run_id)
         with bind_log_context(run_id=run_id, case_id=case.eval_id):
             try:
@@ -209,5 +213,7 @@ class InProcessExecutor:
                 # A defect, not a case failure (those come back as records): keep the run going.
                 logger.exception("case %s of run %s failed unexpectedly", case.eval_id, run_id)
                 record = failure_record(prepared, case, f"internal error: {type(exc).__name__}")
-            if not await self._store.record_result(run_id, case.seq, record):
+            if not wait_for_commit:
+                await self._store.hand_over_result(run_id, case.seq, record)
+            elif not await self._store.record_result(run_id, case.seq, record):
                 logger.warning("case %s of run %s was already stored", case.eval_id, run_id)

@@ -9,7 +9,10 @@ limit for all. A slot names its holder (one per process) and expires unless that
 renews it: the slots of a worker killed mid-call come back after ``ttl_seconds``.
 
 Within one process the waiters of a limit take turns (one of them asks the database at a
-time) so a crowd of waiting cases costs one query per wake-up, not one each.
+time) so a crowd of waiting cases costs one query per wake-up, not one each; and a slot
+freed while others of this process wait is handed to the next of them without going
+through the database, for at most ``HANDOFF_SECONDS`` after it was taken: then it goes
+back, so that the waiters of other workers get their turn.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ logger = logging.getLogger("app.runs.fleet_limits")
 CHANNEL = "eval_fleet_slots"
 POLL_SECONDS = 0.25
 """Longest wait between two tries when no NOTIFY comes (a slot expired, a lost NOTIFY)."""
+HANDOFF_SECONDS = 0.5
+"""How long a slot may pass from call to call in one process before it is given back."""
 
 ENSURE = """
 INSERT INTO fleet_limits (key, current_limit, max_limit, successes) VALUES ($1, $2, $2, 0)
@@ -204,6 +209,7 @@ class FleetLimiter:
         self._fleet = fleet
         self._turn = asyncio.Lock()
         self._woken = asyncio.Event()
+        self._spare: deque[tuple[int, float]] = deque()
         self._rate_limited_at: deque[float] = deque()
 
     def wake(self) -> None:
@@ -213,28 +219,46 @@ class FleetLimiter:
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
         """Hold one fleet-wide slot for the duration of the block."""
-        slot = await self._acquire()
+        slot, taken_at = await self._acquire()
         self.in_flight += 1
         try:
             yield
         finally:
             self.in_flight -= 1
-            await asyncio.shield(self._fleet.release(self.key, slot))
+            await self._release(slot, taken_at)
 
-    async def _acquire(self) -> int:
+    async def _release(self, slot: int, taken_at: float) -> None:
+        fresh = time.monotonic() - taken_at < HANDOFF_SECONDS
+        if self.waiting > len(self._spare) and fresh and self.in_flight < self.limit:
+            self._spare.append((slot, taken_at))
+            self._woken.set()
+            return
+        await asyncio.shield(self._fleet.release(self.key, slot))
+
+    async def _acquire(self) -> tuple[int, float]:
         self.waiting += 1
         try:
             async with self._turn:
                 while True:
                     self._woken.clear()
+                    if self._spare:
+                        return self._spare.popleft()
                     slot = await self._try()
                     if slot is not None:
-                        return slot
+                        return slot, time.monotonic()
                     with contextlib.suppress(TimeoutError):
                         async with asyncio.timeout(POLL_SECONDS):
                             await self._woken.wait()
         finally:
             self.waiting -= 1
+            if self.waiting == 0:
+                self._give_back_spares()
+
+    def _give_back_spares(self) -> None:
+        """Slots handed over to waiters that gave up (cancelled) go back to the fleet."""
+        while self._spare:
+            slot, _ = self._spare.popleft()
+            self._fleet.spawn(self._fleet.release(self.key, slot))
 
     async def _try(self) -> int | None:
         """One try, carried to its end even if the caller is cancelled (then freed)."""

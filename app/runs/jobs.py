@@ -99,7 +99,7 @@ async def delete_run_jobs(session: AsyncSession, run_id: str) -> None:
     raw = await _raw(session)
     settings = _queue().settings
     rows = await raw.fetch(
-        f"SELECT id, status::text AS status FROM {settings.queue_table} "  # noqa: S608 - names
+        f"SELECT id, status::text AS status FROM {settings.queue_table} "
         "WHERE entrypoint = $1 AND starts_with(dedupe_key, $2)",
         ENTRYPOINT,
         f"{run_id}:",
@@ -118,7 +118,9 @@ async def delete_run_jobs(session: AsyncSession, run_id: str) -> None:
             "sent_at": datetime.now(UTC).isoformat(),
             "ids": picked[start : start + NOTIFY_IDS_PER_EVENT],
         }
-        await raw.execute("SELECT pg_notify($1, $2)", settings.channel, orjson.dumps(event).decode())
+        await raw.execute(
+            "SELECT pg_notify($1, $2)", settings.channel, orjson.dumps(event).decode()
+        )
 
 
 async def count_jobs(session: AsyncSession) -> dict[str, int]:
@@ -126,7 +128,7 @@ async def count_jobs(session: AsyncSession) -> dict[str, int]:
     raw = await _raw(session)
     table = _queue().settings.queue_table
     rows = await raw.fetch(
-        f"SELECT status::text AS status, count(*) AS n FROM {table} "  # noqa: S608 - names
+        f"SELECT status::text AS status, count(*) AS n FROM {table} "
         "WHERE entrypoint = $1 GROUP BY status",
         ENTRYPOINT,
     )
@@ -140,7 +142,7 @@ async def runs_without_jobs(session: AsyncSession, run_ids: Sequence[str]) -> li
     raw = await _raw(session)
     table = _queue().settings.queue_table
     rows = await raw.fetch(
-        f"SELECT r.id FROM unnest($2::text[]) AS r(id) WHERE NOT EXISTS ("  # noqa: S608
+        f"SELECT r.id FROM unnest($2::text[]) AS r(id) WHERE NOT EXISTS ("
         f"SELECT 1 FROM {table} q WHERE q.entrypoint = $1 "
         "AND starts_with(q.dedupe_key, r.id || ':'))",
         ENTRYPOINT,

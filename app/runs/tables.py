@@ -156,9 +156,7 @@ class FleetLimitRow(Base):
     current_limit: Mapped[int] = mapped_column(Integer)
     max_limit: Mapped[int] = mapped_column(Integer)
     successes: Mapped[int] = mapped_column(Integer, default=0)
-    rate_limited_at: Mapped[datetime | None] = mapped_column(
-        DateTime(timezone=True), nullable=True
-    )
+    rate_limited_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class FleetSlotRow(Base):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import timedelta
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any, Protocol
 
 import asyncpg
