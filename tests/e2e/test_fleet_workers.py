@@ -81,7 +81,9 @@ def wait_for(url: str, run_id: str, predicate: Any, timeout: float = 120.0) -> d
 
 def stored_by_worker(metrics_url: str) -> int:
     text = httpx.get(metrics_url, timeout=5).text
-    found = re.findall(r'eval_worker_cases_finished_total\{[^}]*outcome="stored"[^}]*\} (\S+)', text)
+    found = re.findall(
+        r'eval_worker_cases_finished_total\{[^}]*outcome="stored"[^}]*\} (\S+)', text
+    )
     return int(sum(float(value) for value in found))
 
 
