@@ -8,11 +8,12 @@ workers together never hold more slots than the limit, and a 429 seen by one hal
 limit for all. A slot names its holder (one per process) and expires unless that process
 renews it: the slots of a worker killed mid-call come back after ``ttl_seconds``.
 
-Within one process the waiters of a limit take turns (one of them asks the database at a
-time) so a crowd of waiting cases costs one query per wake-up, not one each; and a slot
-freed while others of this process wait is handed to the next of them without going
-through the database, for at most ``HANDOFF_SECONDS`` after it was taken: then it goes
-back, so that the waiters of other workers get their turn.
+A call first asks for a slot directly. When none is free, the waiters of this process take
+turns: the one whose turn it is asks for as many slots as there are waiters, in one query,
+and hands the extra ones to the next (so a crowd of waiting cases costs one query per
+wake-up, not one each). A slot freed while others of this process wait is handed to the
+next of them without going through the database, for at most ``HANDOFF_SECONDS`` after it
+was taken: then it goes back, so that the waiters of other workers get their turn.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ logger = logging.getLogger("app.runs.fleet_limits")
 CHANNEL = "eval_fleet_slots"
 POLL_SECONDS = 0.25
 """Longest wait between two tries when no NOTIFY comes (a slot expired, a lost NOTIFY)."""
-HANDOFF_SECONDS = 0.5
+HANDOFF_SECONDS = 2.0
 """How long a slot may pass from call to call in one process before it is given back."""
 
 ENSURE = """
@@ -57,13 +58,13 @@ WITH free AS (
     SELECT s.slot FROM fleet_slots s JOIN fleet_limits l ON l.key = s.key
     WHERE s.key = $1 AND s.slot < l.current_limit
         AND (s.holder IS NULL OR s.expires_at < now())
-    ORDER BY s.slot LIMIT 1 FOR UPDATE OF s SKIP LOCKED
+    ORDER BY s.slot LIMIT $4 FOR UPDATE OF s SKIP LOCKED
 ), taken AS (
     UPDATE fleet_slots s SET holder = $2, expires_at = now() + make_interval(secs => $3)
     FROM free WHERE s.key = $1 AND s.slot = free.slot
     RETURNING s.slot
 )
-SELECT (SELECT slot FROM taken) AS slot,
+SELECT ARRAY(SELECT slot FROM taken) AS slots,
     EXISTS (SELECT 1 FROM fleet_limits WHERE key = $1) AS known
 """
 RELEASE = """
@@ -163,18 +164,18 @@ class FleetLimits:
             await connection.execute(ENSURE, key, max_limit)
             await connection.execute(ENSURE_SLOTS, key, max_limit)
 
-    async def try_acquire(self, key: str, max_limit: int) -> int | None:
-        """Take a free slot of ``key``; its number, or None when none is free.
+    async def try_acquire(self, key: str, max_limit: int, count: int = 1) -> list[int]:
+        """Take up to ``count`` free slots of ``key``; their numbers (none free: empty).
 
         A limit not stored yet (or dropped since: a run retried after it finished) is
         created first.
         """
-        row = await self._pool.fetchrow(ACQUIRE, key, self.holder, self.ttl_seconds)
+        args = (key, self.holder, self.ttl_seconds, count)
+        row = await self._pool.fetchrow(ACQUIRE, *args)
         if not row["known"]:
             await self.ensure(key, max_limit)
-            row = await self._pool.fetchrow(ACQUIRE, key, self.holder, self.ttl_seconds)
-        slot = row["slot"]
-        return int(slot) if slot is not None else None
+            row = await self._pool.fetchrow(ACQUIRE, *args)
+        return [int(slot) for slot in row["slots"]]
 
     async def release(self, key: str, slot: int) -> None:
         """Free a slot this process holds and wake the workers waiting for one."""
@@ -236,6 +237,10 @@ class FleetLimiter:
         await asyncio.shield(self._fleet.release(self.key, slot))
 
     async def _acquire(self) -> tuple[int, float]:
+        if not self.waiting and not self._spare:
+            slots = await self._try(1)  # nobody queued here: no turn to wait for
+            if slots:
+                return slots[0], time.monotonic()
         self.waiting += 1
         try:
             async with self._turn:
@@ -243,9 +248,11 @@ class FleetLimiter:
                     self._woken.clear()
                     if self._spare:
                         return self._spare.popleft()
-                    slot = await self._try()
-                    if slot is not None:
-                        return slot, time.monotonic()
+                    slots = await self._try(max(1, self.waiting))
+                    if slots:
+                        now = time.monotonic()
+                        self._spare.extend((slot, now) for slot in slots[1:])
+                        return slots[0], now
                     with contextlib.suppress(TimeoutError):
                         async with asyncio.timeout(POLL_SECONDS):
                             await self._woken.wait()
@@ -260,19 +267,18 @@ class FleetLimiter:
             slot, _ = self._spare.popleft()
             self._fleet.spawn(self._fleet.release(self.key, slot))
 
-    async def _try(self) -> int | None:
+    async def _try(self, count: int) -> list[int]:
         """One try, carried to its end even if the caller is cancelled (then freed)."""
-        attempt = asyncio.ensure_future(self._fleet.try_acquire(self.key, self.max_limit))
+        attempt = asyncio.ensure_future(self._fleet.try_acquire(self.key, self.max_limit, count))
         try:
             return await asyncio.shield(attempt)
         except asyncio.CancelledError:
             attempt.add_done_callback(self._free_abandoned)
             raise
 
-    def _free_abandoned(self, attempt: asyncio.Future[int | None]) -> None:
+    def _free_abandoned(self, attempt: asyncio.Future[list[int]]) -> None:
         if not attempt.cancelled() and attempt.exception() is None:
-            slot = attempt.result()
-            if slot is not None:
+            for slot in attempt.result():
                 self._fleet.spawn(self._fleet.release(self.key, slot))
 
     def record_success(self) -> None:

@@ -6,43 +6,30 @@ stays cheap; the shape is the very ``RunSummary`` that ``/evaluate`` answers wit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, cast
 
-from app.evaluation.records import ResultRecord, RoleUsage, TokenUsage
+from app.evaluation.records import RoleUsage, TokenUsage
 from app.evaluation.summary import RunSummary, SummaryBuilder
+from app.evaluators.results import CaseStatus
 from app.runs.models import ResultFacts
-
-
-@dataclass(frozen=True)
-class _Outcome:
-    """The fields of a record ``SummaryBuilder.add`` reads (tokens are summed in SQL)."""
-
-    status: str
-    score: float | None
-    usage: RoleUsage
-
-
-_NO_TOKENS = RoleUsage()
 
 
 def summarize_results(facts: ResultFacts) -> RunSummary:
     """The summary of a run's stored results."""
     builder = SummaryBuilder()
-    for status, score in facts.outcomes:
-        # Full records (even unvalidated) would cost far more than the summary itself.
-        builder.add(cast(ResultRecord, _Outcome(status, score, _NO_TOKENS)))
-    summary = builder.summary()
-    summary.usage = RoleUsage(
-        candidate=TokenUsage(
-            input_tokens=facts.candidate_input_tokens,
-            output_tokens=facts.candidate_output_tokens,
-        ),
-        judge=TokenUsage(
-            input_tokens=facts.judge_input_tokens, output_tokens=facts.judge_output_tokens
-        ),
+    builder.add_outcomes(cast(list[tuple[CaseStatus, float | None]], facts.outcomes))
+    builder.add_usage(
+        RoleUsage(
+            candidate=TokenUsage(
+                input_tokens=facts.candidate_input_tokens,
+                output_tokens=facts.candidate_output_tokens,
+            ),
+            judge=TokenUsage(
+                input_tokens=facts.judge_input_tokens, output_tokens=facts.judge_output_tokens
+            ),
+        )
     )
-    return summary
+    return builder.summary()
 
 
 def summary_document(facts: ResultFacts) -> dict[str, Any]:
