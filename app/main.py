@@ -15,8 +15,9 @@ import httpx
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
-from app.api import BODY_MODELS, api_router
+from app.api import DOCUMENTED_MODELS, api_router
 from app.api.auth import install_access_control
+from app.api.docs import install_docs
 from app.api.limits import BodySizeLimit
 from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers
@@ -61,10 +62,13 @@ def create_app(
         description=DESCRIPTION,
         lifespan=lifespan,
         generate_unique_id_function=_operation_id,
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     install_problem_handlers(app)
-    install_openapi(app, BODY_MODELS)
+    install_openapi(app, DOCUMENTED_MODELS)
+    install_docs(app)
     install_access_control(app, settings)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     metrics = install_observability(app, settings)

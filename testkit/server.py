@@ -6,13 +6,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
+HealthWait = Callable[[str, subprocess.Popen[bytes]], None]
 
 
 def free_port() -> int:
@@ -39,12 +40,24 @@ def wait_until_healthy(url: str, process: subprocess.Popen[bytes], timeout: floa
 
 @contextmanager
 def running_service(
-    env: Mapping[str, str], port: int | None = None
+    env: Mapping[str, str],
+    port: int | None = None,
+    *,
+    prefix: Sequence[str] = (),
+    wait: HealthWait = wait_until_healthy,
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """Run ``uvicorn app.main:app`` on a free port with ``env``; yield its base URL and process."""
+    """Run ``uvicorn app.main:app`` on a free port with ``env``; yield its base URL and process.
+
+    Args:
+        env: The process's whole environment.
+        port: The port (default: a free one).
+        prefix: A command the server is started under (``nsenter --net=...``, say).
+        wait: Returns once the server answers (default: polls ``/healthz`` from here).
+    """
     port = port or free_port()
     process = subprocess.Popen(
         [
+            *prefix,
             sys.executable,
             "-m",
             "uvicorn",
@@ -61,7 +74,7 @@ def running_service(
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_until_healthy(url, process)
+        wait(url, process)
         yield url, process
     finally:
         if process.poll() is None:

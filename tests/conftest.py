@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import httpx
 import pytest
@@ -66,3 +67,14 @@ async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
         yield http
+
+
+async def wait_for_run(client: httpx.AsyncClient, run_id: str, *statuses: str) -> dict[str, Any]:
+    """Poll ``GET /runs/{run_id}`` until the run is in one of ``statuses`` (default: finished)."""
+    wanted = statuses or ("completed", "cancelled", "failed")
+    async with asyncio.timeout(20):
+        while True:
+            run: dict[str, Any] = (await client.get(f"/runs/{run_id}")).json()
+            if run["status"] in wanted:
+                return run
+            await asyncio.sleep(0.02)

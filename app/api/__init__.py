@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from app.api import evaluate as evaluate_routes
 from app.api import format as format_routes
-from app.api import health, ops, runs, targets
+from app.api import health, ops, run_docs, runs, targets
 from app.api import validate as validate_routes
 
 api_router = APIRouter()
@@ -21,13 +21,17 @@ api_router.include_router(validate_routes.router)
 api_router.include_router(evaluate_routes.router)
 api_router.include_router(runs.router)
 
-# Bodies that routes parse themselves (JSON or YAML); their schemas go into the OpenAPI document.
-BODY_MODELS: tuple[type[BaseModel], ...] = tuple(
-    body.model
-    for body in (
-        format_routes.FORMAT_BODY,
-        validate_routes.VALIDATE_BODY,
-        evaluate_routes.EVALUATE_BODY,
-        runs.RUN_BODY,
-    )
+# Models no route signature names (bodies that routes parse themselves, JSON or YAML, and
+# the data of run events); their schemas go into the OpenAPI document.
+DOCUMENTED_MODELS: tuple[type[BaseModel], ...] = (
+    *(
+        body.model
+        for body in (
+            format_routes.FORMAT_BODY,
+            validate_routes.VALIDATE_BODY,
+            evaluate_routes.EVALUATE_BODY,
+            runs.RUN_BODY,
+        )
+    ),
+    *run_docs.EVENT_MODELS,
 )

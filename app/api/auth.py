@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import Depends, FastAPI, Request, Security
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi import Depends, FastAPI, Request
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.api.docs import ASSETS_PATH, DOCS_PATH, OAUTH2_REDIRECT_PATH, REDOC_PATH
 from app.api.problems import send_problem
 from app.api.ratelimit import RequestRateLimiter
 from app.errors import ApiKeysFileError, ServiceError, Unauthorized
@@ -27,14 +27,32 @@ from app.observability.logging import bind_log_context
 from app.settings import Settings
 
 PUBLIC_PATHS = frozenset(
-    {"/healthz", "/readyz", "/metrics", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}
+    {
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        DOCS_PATH,
+        OAUTH2_REDIRECT_PATH,
+        REDOC_PATH,
+        "/openapi.json",
+    }
 )
 CALLER_ID_LENGTH = 16
 CHALLENGE = 'Bearer realm="eval-execution"'
 _DIGEST = re.compile(r"[0-9a-fA-F]{64}")
-_bearer = HTTPBearer(
-    auto_error=False, description="An API key from EVAL_API_KEYS (when keys are configured)."
-)
+SECURITY_SCHEME_NAME = "HTTPBearer"
+SECURITY_SCHEME = {
+    "type": "http",
+    "scheme": "bearer",
+    "description": "An API key from EVAL_API_KEYS or EVAL_API_KEYS_FILE; needed by every "
+    "operation but the health, metrics and documentation routes once the operator sets keys "
+    "(without keys, none is needed).",
+}
+
+
+def is_public(path: str) -> bool:
+    """Whether ``path`` is served without a key (health, metrics, the docs and their assets)."""
+    return path in PUBLIC_PATHS or path.startswith(ASSETS_PATH + "/")
 
 
 @dataclass(frozen=True)
@@ -119,7 +137,7 @@ class AccessControl:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Refuse with 401 or 429, or pass the request on with its caller in the state."""
-        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+        if scope["type"] != "http" or is_public(scope["path"]):
             await self.app(scope, receive, send)
             return
         try:
@@ -155,10 +173,7 @@ def _client_host(scope: Scope) -> str:
     return str(client[0]) if client else "unknown"
 
 
-async def get_caller(
-    request: Request,
-    _credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
-) -> Caller:
+async def get_caller(request: Request) -> Caller:
     """The authenticated caller (``Caller(id=None)`` when authentication is off).
 
     Raises:

@@ -97,10 +97,9 @@ class DocumentBody(Generic[ModelT]):
         ref = {"$ref": f"#/components/schemas/{self.model.__name__}"}
         yaml_body: dict[str, Any] = {"schema": ref}
         if self.yaml_field is not None:
-            yaml_body = {
-                "schema": {"type": "string", "description": "The eval file itself (YAML)."},
-                "example": yaml_example,
-            }
+            yaml_body["schema"] = {"type": "string", "description": "The eval file itself (YAML)."}
+        if yaml_example is not None:
+            yaml_body["example"] = yaml_example
         extra: dict[str, Any] = {
             "requestBody": {
                 "required": True,
@@ -111,20 +110,33 @@ class DocumentBody(Generic[ModelT]):
             }
         }
         if self.query_fields:
+            properties = self.model.model_json_schema(mode="validation")["properties"]
             extra["parameters"] = [
-                self._parameter(name) for name in (*self.query_fields, *self.list_fields)
+                query_parameter(name, properties[name])
+                for name in (*self.query_fields, *self.list_fields)
             ]
         return extra
 
-    def _parameter(self, name: str) -> dict[str, Any]:
-        listed = name in self.list_fields
-        return {
-            "name": name,
-            "in": "query",
-            "required": False,
-            "description": f"With a YAML body: the request's `{name}`"
-            + (" (repeat or comma-separate)." if listed else "."),
-            "schema": {"type": "array", "items": {"type": "string"}}
-            if listed
-            else {"type": "string"},
-        }
+
+def query_parameter(name: str, field_schema: dict[str, Any]) -> dict[str, Any]:
+    """The query parameter standing for a body field with a YAML body, typed as the field.
+
+    A query parameter is absent rather than null, so a nullable field's ``null`` branch is
+    dropped; lists may be repeated or comma-separated.
+    """
+    schema = {key: value for key, value in field_schema.items() if key not in ("title", "default")}
+    branches = [branch for branch in schema.pop("anyOf", []) if branch.get("type") != "null"]
+    if len(branches) == 1:
+        schema.update(branches[0])
+    elif branches:
+        schema["anyOf"] = branches
+    description = schema.pop("description", "")
+    listed = schema.get("type") == "array"
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": f"With a YAML body: the request's `{name}`. {description}"
+        + (" Repeat it or separate values with commas." if listed else ""),
+        "schema": schema,
+    }

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
 
 from app.api.body import DocumentBody
 from app.api.dependencies import ServicesDep
-from app.api.problems import Problem
+from app.api.problems import problem_responses
 from app.errors import ClientDisconnected
 from app.schemas.evaluate import EvaluateRequest, EvaluateResponse, evaluate_examples
-from app.schemas.suite_examples import CUSTOMER_SUPPORT_SUITE
+from app.schemas.suite_examples import QUICK_SUITE_YAML
 from app.services.evaluate import collect_results, prepare_evaluation, stream_results
 
 router = APIRouter(tags=["evaluate"])
@@ -25,12 +25,10 @@ EVALUATE_BODY = DocumentBody(
     EvaluateRequest,
     examples=evaluate_examples(),
     yaml_field="suite",
-    yaml_example=CUSTOMER_SUPPORT_SUITE,
+    yaml_example=QUICK_SUITE_YAML,
     query_fields=SUITE_QUERY_FIELDS,
 )
-ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": Problem} for code in (400, 413, 415, 422)
-}
+ERRORS = problem_responses(400, 413, 415, 422)
 ResultT = TypeVar("ResultT")
 
 

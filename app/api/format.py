@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
 from app.api.body import DocumentBody
 from app.api.dependencies import ServicesDep
-from app.api.problems import Problem
-from app.schemas.format import FORMAT_EXAMPLES, FormatRequest, FormatResponse
+from app.api.problems import problem_responses
+from app.schemas.format import FORMAT_EXAMPLES, FORMAT_YAML, FormatRequest, FormatResponse
 from app.services.format import format_case
 
 router = APIRouter(tags=["format"])
 
-FORMAT_BODY = DocumentBody(FormatRequest, examples=FORMAT_EXAMPLES)
-ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": Problem} for code in (400, 413, 415, 422)
-}
+FORMAT_BODY = DocumentBody(FormatRequest, examples=FORMAT_EXAMPLES, yaml_example=FORMAT_YAML)
+ERRORS = problem_responses(400, 413, 415, 422)
 
 
 @router.post(

@@ -1,18 +1,37 @@
-"""OpenAPI document: adds the schemas of bodies that routes parse themselves (JSON or YAML)."""
+"""The OpenAPI document, made to tell the truth about what crosses the wire.
+
+FastAPI's document is completed here with what it cannot see: the schemas of bodies that
+routes parse themselves (JSON or YAML), the problem documents every refusal is (401 and 429
+from the access middleware, 413 from the body limit, 422 from parameter validation, all as
+``application/problem+json``), and the bearer scheme on exactly the operations that need a
+key once keys are configured (every one but the public paths of ``app.api.auth``).
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 
-from app.api.problems import Problem
+from app.api.auth import SECURITY_SCHEME, SECURITY_SCHEME_NAME, is_public
+from app.api.problems import PROBLEM_MEDIA_TYPE, Problem, problem_responses
+
+METHODS = ("get", "put", "post", "delete", "patch")
+# FastAPI's own 422 schemas: the service answers problem documents instead.
+FASTAPI_VALIDATION_SCHEMAS = ("HTTPValidationError", "ValidationError")
 
 
-def install_openapi(app: FastAPI, body_models: tuple[type[BaseModel], ...] = ()) -> None:
-    """Make ``app.openapi()`` include ``body_models`` and ``Problem`` under components."""
+def install_openapi(app: FastAPI, models: tuple[type[BaseModel], ...] = ()) -> None:
+    """Make ``app.openapi()`` the completed document (built once, then cached).
+
+    Args:
+        app: The application.
+        models: Models no route signature names, to add to ``components.schemas``.
+    """
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema:
@@ -23,16 +42,59 @@ def install_openapi(app: FastAPI, body_models: tuple[type[BaseModel], ...] = ())
             description=app.description,
             routes=app.routes,
         )
-        components = schema.setdefault("components", {}).setdefault("schemas", {})
-        models: tuple[type[BaseModel], ...] = (*body_models, Problem)
-        for model in models:
-            model_schema = model.model_json_schema(
-                ref_template="#/components/schemas/{model}", mode="validation"
-            )
-            for name, definition in model_schema.pop("$defs", {}).items():
-                components.setdefault(name, definition)
-            components.setdefault(model.__name__, model_schema)
+        add_models(schema, (*models, Problem))
+        document_refusals(schema, is_public)
         app.openapi_schema = schema
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def add_models(schema: dict[str, Any], models: tuple[type[BaseModel], ...]) -> None:
+    """Put ``models`` (and the models they use) under ``components.schemas``."""
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    for model in models:
+        model_schema = model.model_json_schema(
+            ref_template="#/components/schemas/{model}", mode="validation"
+        )
+        for name, definition in model_schema.pop("$defs", {}).items():
+            components.setdefault(name, definition)
+        components.setdefault(model.__name__, model_schema)
+
+
+def document_refusals(schema: dict[str, Any], public: Callable[[str], bool]) -> None:
+    """Declare the bearer scheme, and every refusal as a problem document, on each operation.
+
+    Operations on non-public paths get ``security``, 401 and 429; operations with a body get
+    413; each problem example gets the operation's path as its ``instance``. FastAPI adds a
+    422 of its own schema to every operation with parameters, even those whose parameters
+    cannot fail; it is dropped, since each route declares the 422 it can answer.
+    """
+    for path, operations in schema.get("paths", {}).items():
+        for method in METHODS:
+            if method in operations:
+                document_operation(operations[method], path, secured=not public(path))
+    components = schema.setdefault("components", {})
+    components.setdefault("securitySchemes", {})[SECURITY_SCHEME_NAME] = SECURITY_SCHEME
+    for name in FASTAPI_VALIDATION_SCHEMAS:
+        if f'"#/components/schemas/{name}"' not in json.dumps(schema):
+            components.get("schemas", {}).pop(name, None)
+
+
+def document_operation(operation: dict[str, Any], path: str, *, secured: bool) -> None:
+    """One operation's security and problem responses (see ``document_refusals``)."""
+    responses = operation.setdefault("responses", {})
+    added = [413] if "requestBody" in operation else []
+    if secured:
+        operation["security"] = [{SECURITY_SCHEME_NAME: []}]
+        added += [401, 429]
+    validation = responses.get("422", {}).get("content", {})
+    if validation and PROBLEM_MEDIA_TYPE not in validation:
+        del responses["422"]
+    for code, response in problem_responses(*added).items():
+        responses.setdefault(str(code), response)
+    for response in responses.values():
+        problem = response.get("content", {}).get(PROBLEM_MEDIA_TYPE)
+        if problem is not None:
+            problem["example"] = {**problem["example"], "instance": path}
+    operation["responses"] = dict(sorted(responses.items()))

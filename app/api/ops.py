@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from app.api.dependencies import OptionalServicesDep
-from app.api.problems import Problem
+from app.api.problems import problem_responses
 from app.observability.metrics import Metrics
 from app.observability.readiness import Readiness, assess_readiness
 
@@ -28,7 +28,7 @@ MetricsDep = Annotated[Metrics, Depends(get_metrics)]
     "/readyz",
     operation_id="readyz",
     summary="The service can take work: database reachable and migrated, targets loaded",
-    responses={503: {"model": Problem, "description": "A dependency is not ready"}},
+    responses=problem_responses(503),
 )
 async def readyz(services: OptionalServicesDep) -> Readiness:
     """Answer 200 when every dependency is ready, else a 503 problem naming the failed checks."""

@@ -14,10 +14,66 @@ from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope, Send
 
-from app.errors import FieldError, InvalidRequest, ServiceError
+from app.errors import (
+    BadRequest,
+    Conflict,
+    FieldError,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    ServiceError,
+    ServiceUnavailable,
+    TooManyRequests,
+    Unauthorized,
+    UnsupportedMediaType,
+)
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 PROBLEM_BASE = "/problems/"
+PROBLEM_SCHEMA_REF = "#/components/schemas/Problem"
+# A typical refusal of each status, as the service words it (OpenAPI examples).
+EXAMPLE_ERRORS: dict[int, ServiceError] = {
+    400: BadRequest(
+        "invalid JSON: Expecting value at line 1, column 7",
+        errors=[FieldError(path="", message="invalid JSON: Expecting value", line=1, column=7)],
+    ),
+    401: Unauthorized("this route needs an API key: send 'Authorization: Bearer <key>'"),
+    404: NotFound("no run has the id 'run_0f0c6d3e8a7b4f3c9e2d1a0b5c4d3e2f'"),
+    409: Conflict("run 'run_sample' is running; cancel it or wait until it finishes"),
+    413: PayloadTooLarge("the request body is larger than the limit of 5242880 bytes"),
+    415: UnsupportedMediaType(
+        "Content-Type 'text/plain' is not accepted; send application/json or application/yaml"
+    ),
+    422: InvalidRequest(
+        "input_messages[0].role: Input should be 'system', 'user', 'assistant' or 'tool'",
+        errors=[
+            FieldError(
+                path="input_messages[0].role",
+                message="Input should be 'system', 'user', 'assistant' or 'tool'",
+            )
+        ],
+    ),
+    429: TooManyRequests(
+        "more than 60 requests per minute; retry in 2 s", title="Request rate limit exceeded"
+    ),
+    503: ServiceUnavailable(
+        "not ready: database unreachable",
+        title="Service not ready",
+        extra={"checks": {"database": "unreachable", "targets": "ok"}},
+    ),
+}
+PROBLEM_DESCRIPTIONS: dict[int, str] = {
+    400: "The body does not parse: not JSON or YAML, or not UTF-8 text.",
+    401: "No API key, or one that is not valid (only when the operator configured keys).",
+    404: "No run has this id (or it belongs to another API key).",
+    409: "The run's state does not allow this.",
+    413: "The body, a referenced file or the suite is over one of the operator's limits.",
+    415: "The Content-Type is neither JSON nor YAML.",
+    422: "A field is not valid: `errors` names each one and the offending value.",
+    429: "Too many requests for this API key (or client address); `Retry-After` says when "
+    "to try again. Only when the operator set a request rate.",
+    503: "A dependency is not ready: `checks` names each one that failed.",
+}
 logger = logging.getLogger("app.problems")
 
 
@@ -30,6 +86,35 @@ class Problem(BaseModel):
     detail: str = Field(examples=["input_messages[0].role: Input should be 'system', ..."])
     instance: str | None = Field(None, examples=["/format"])
     errors: list[FieldError] = Field(default_factory=list)
+
+
+def problem_responses(
+    *codes: int,
+    described: Mapping[int, str] | None = None,
+    examples: Mapping[int, ServiceError] | None = None,
+) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries: a problem document for each status, with an example.
+
+    Args:
+        codes: Statuses described by ``PROBLEM_DESCRIPTIONS``.
+        described: Statuses with a description of their own (for this operation).
+        examples: Errors whose documents are this operation's examples (default: the
+            status's ``EXAMPLE_ERRORS`` entry). ``app.api.openapi`` sets each ``instance``.
+    """
+    descriptions = {code: PROBLEM_DESCRIPTIONS[code] for code in codes} | dict(described or {})
+    errors = EXAMPLE_ERRORS | dict(examples or {})
+    return {
+        code: {
+            "description": description,
+            "content": {
+                PROBLEM_MEDIA_TYPE: {
+                    "schema": {"$ref": PROBLEM_SCHEMA_REF},
+                    "example": error_document(errors[code], ""),
+                }
+            },
+        }
+        for code, description in sorted(descriptions.items())
+    }
 
 
 def format_location(loc: Sequence[int | str]) -> str:

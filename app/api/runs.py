@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
@@ -13,8 +13,9 @@ from app.api.auth import CallerDep
 from app.api.body import DocumentBody
 from app.api.dependencies import ServicesDep, SettingsDep
 from app.api.evaluate import SUITE_QUERY_FIELDS
-from app.api.problems import Problem
+from app.api.problems import problem_responses
 from app.api.ratelimit import ensure_run_capacity
+from app.api.run_docs import CREATE_RUN_REFUSALS, EVENT_STREAM_RESPONSE, NOT_FINISHED, RunId
 from app.runs.models import StoredEvent
 from app.schemas.runs import (
     NDJSON_MEDIA_TYPE,
@@ -25,9 +26,10 @@ from app.schemas.runs import (
     RunObject,
     RunRequest,
     RunStatusName,
+    regrade_examples,
     run_examples,
 )
-from app.schemas.suite_examples import CUSTOMER_SUPPORT_SUITE
+from app.schemas.suite_examples import QUICK_SUITE_YAML
 from app.services.runs import RunService
 
 router = APIRouter(prefix="/runs", tags=["runs"])
@@ -43,16 +45,11 @@ Limit = Annotated[int | None, Query(ge=1, le=1000, description="Page size.")]
 Cursor = Annotated[str | None, Query(description="`next_cursor` of the previous page.")]
 
 
-def problems(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """``responses=`` entries documenting problem documents for ``codes``."""
-    return {code: {"model": Problem} for code in codes}
-
-
 RUN_BODY = DocumentBody(
     RunRequest,
     examples=run_examples(),
     yaml_field="suite",
-    yaml_example=CUSTOMER_SUPPORT_SUITE,
+    yaml_example=QUICK_SUITE_YAML,
     query_fields=(*SUITE_QUERY_FIELDS, "cache"),
 )
 
@@ -68,7 +65,7 @@ async def server_sent_events(events: AsyncIterator[StoredEvent]) -> AsyncIterato
     operation_id="create_run",
     summary="Start a durable run of a suite",
     status_code=202,
-    responses=problems(400, 409, 413, 415, 422, 429),
+    responses=CREATE_RUN_REFUSALS,
     openapi_extra=RUN_BODY.openapi,
 )
 async def create_run(
@@ -98,7 +95,10 @@ async def create_run(
 
 
 @router.get(
-    "", operation_id="list_runs", summary="List runs, newest first", responses=problems(422)
+    "",
+    operation_id="list_runs",
+    summary="List runs, newest first",
+    responses=problem_responses(422),
 )
 async def list_runs(
     runs: RunsDep,
@@ -111,8 +111,8 @@ async def list_runs(
     return await runs.list(status=status, limit=limit, cursor=cursor, caller=caller.id)
 
 
-@router.get("/{run_id}", operation_id="get_run", summary="A run", responses=problems(404))
-async def get_run(run_id: str, runs: RunsDep, caller: CallerDep) -> RunObject:
+@router.get("/{run_id}", operation_id="get_run", summary="A run", responses=problem_responses(404))
+async def get_run(run_id: RunId, runs: RunsDep, caller: CallerDep) -> RunObject:
     """The run, with its progress and the summary of the cases finished so far."""
     return await runs.get(run_id, caller.id)
 
@@ -123,12 +123,22 @@ async def get_run(run_id: str, runs: RunsDep, caller: CallerDep) -> RunObject:
     summary="A run's result records (JSON pages, or the whole run as JSONL)",
     response_model=ResultPage,
     responses={
-        **problems(404, 422),
-        200: {"content": {NDJSON_MEDIA_TYPE: {"schema": {"type": "string"}}}},
+        **problem_responses(404, 422),
+        200: {
+            "content": {
+                NDJSON_MEDIA_TYPE: {
+                    "schema": {
+                        "type": "string",
+                        "description": "With `Accept: application/x-ndjson`: one ResultRecord "
+                        "per line, in case order.",
+                    }
+                }
+            }
+        },
     },
 )
 async def list_run_results(
-    run_id: str,
+    run_id: RunId,
     request: Request,
     runs: RunsDep,
     caller: CallerDep,
@@ -154,13 +164,10 @@ async def list_run_results(
     operation_id="stream_run_events",
     summary="Follow a run as Server-Sent Events",
     response_class=EventSourceResponse,
-    responses={
-        **problems(404),
-        200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}},
-    },
+    responses={**problem_responses(404), 200: EVENT_STREAM_RESPONSE},
 )
 async def stream_run_events(
-    run_id: str,
+    run_id: RunId,
     runs: RunsDep,
     caller: CallerDep,
     last_event_id: Annotated[
@@ -172,8 +179,8 @@ async def stream_run_events(
 ) -> EventSourceResponse:
     """The run's events: `case_completed`, `progress` and `run_completed`.
 
-    `case_completed` carries the record, `progress` `{done, total}`, `run_completed` the
-    status and summary. Each event has an increasing `id`: a client reconnecting with
+    `case_completed` carries the record, `progress` `{run_id, done, total}`, `run_completed`
+    the status and summary. Each event has an increasing `id`: a client reconnecting with
     `Last-Event-ID` gets exactly the events it missed. The stream ends with the run.
     """
     events = await runs.events(run_id, last_event_id, caller.id)
@@ -184,9 +191,9 @@ async def stream_run_events(
     "/{run_id}/cancel",
     operation_id="cancel_run",
     summary="Cancel a run",
-    responses=problems(404),
+    responses=problem_responses(404),
 )
-async def cancel_run(run_id: str, runs: RunsDep, caller: CallerDep) -> RunObject:
+async def cancel_run(run_id: RunId, runs: RunsDep, caller: CallerDep) -> RunObject:
     """No new case starts, in-flight calls are cancelled, finished results are kept."""
     return await runs.cancel(run_id, caller.id)
 
@@ -195,9 +202,9 @@ async def cancel_run(run_id: str, runs: RunsDep, caller: CallerDep) -> RunObject
     "/{run_id}/retry",
     operation_id="retry_run",
     summary="Re-run a finished run's failed cases",
-    responses=problems(404, 409),
+    responses=problem_responses(404, described={409: NOT_FINISHED}),
 )
-async def retry_run(run_id: str, runs: RunsDep, caller: CallerDep) -> RunObject:
+async def retry_run(run_id: RunId, runs: RunsDep, caller: CallerDep) -> RunObject:
     """Run again the cases whose status is `error` or `judge_error`.
 
     For a cancelled run, the cases never run are run too; the other results are kept.
@@ -210,14 +217,14 @@ async def retry_run(run_id: str, runs: RunsDep, caller: CallerDep) -> RunObject:
     operation_id="regrade_run",
     summary="Grade a finished run's answers again",
     status_code=202,
-    responses=problems(404, 409, 422),
+    responses=problem_responses(404, 422, described={409: NOT_FINISHED}),
 )
 async def regrade_run(
-    run_id: str,
+    run_id: RunId,
     response: Response,
     runs: RunsDep,
     caller: CallerDep,
-    regrade: Annotated[RegradeRequest | None, Body()] = None,
+    regrade: Annotated[RegradeRequest | None, Body(openapi_examples=regrade_examples())] = None,
 ) -> RunObject:
     """A new run grading the stored candidate answers again (the candidate is not called).
 
@@ -234,8 +241,15 @@ async def regrade_run(
     operation_id="delete_run",
     summary="Delete a finished run",
     status_code=204,
-    responses=problems(404, 409),
+    response_class=Response,
+    responses=problem_responses(
+        404, described={409: NOT_FINISHED + " Cancel it, or wait until it finishes."}
+    ),
 )
-async def delete_run(run_id: str, runs: RunsDep, caller: CallerDep) -> None:
-    """Remove a finished run with its results and events (409 while it runs)."""
+async def delete_run(run_id: RunId, runs: RunsDep, caller: CallerDep) -> None:
+    """Remove a finished run with its results and events (409 while it runs).
+
+    The prefilled `run_sample` is the server's sample run: deleted, it comes back at the next
+    start.
+    """
     await runs.delete(run_id, caller.id)

@@ -37,14 +37,21 @@ TARGETS_EXAMPLE = {
                 },
             },
         }
-    ]
+    ],
+    "warnings": [
+        "target 'claude' skipped: provider 'claude-cli' is an agent this service does not run"
+    ],
 }
 
 
 class TargetList(BaseModel):
-    """Every configured target."""
+    """Every configured target, and why any target of the targets file is not served."""
 
     targets: list[TargetDescription] = Field(examples=[TARGETS_EXAMPLE["targets"]])
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="Targets of the targets file that were skipped at start-up, and why.",
+    )
 
 
 @router.get(
@@ -57,6 +64,8 @@ async def list_targets(services: ServicesDep) -> TargetList:
     """Targets from the server's targets file, never with keys.
 
     Each shows, per role (candidate, judge), its current limit, calls in flight and waiting,
-    and the 429s seen in the last minute.
+    and the 429s seen in the last minute. ``warnings`` names every target of the file that was
+    skipped (a provider this service does not run) and why.
     """
-    return TargetList(targets=services.providers.describe())
+    providers = services.providers
+    return TargetList(targets=providers.describe(), warnings=list(providers.warnings))

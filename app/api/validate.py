@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
 from app.api.body import DocumentBody
 from app.api.dependencies import SettingsDep
-from app.api.problems import Problem
-from app.schemas.suite_examples import CUSTOMER_SUPPORT_SUITE, validate_examples
+from app.api.problems import problem_responses
+from app.schemas.suite_examples import QUICK_SUITE_YAML, validate_examples
 from app.schemas.suites import ValidateRequest, ValidateResponse
 from app.services.validate import validate_suite
 
@@ -19,11 +19,9 @@ VALIDATE_BODY = DocumentBody(
     ValidateRequest,
     examples=validate_examples(),
     yaml_field="suite",
-    yaml_example=CUSTOMER_SUPPORT_SUITE,
+    yaml_example=QUICK_SUITE_YAML,
 )
-ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": Problem} for code in (400, 413, 415, 422)
-}
+ERRORS = problem_responses(400, 413, 415, 422)
 
 
 @router.post(

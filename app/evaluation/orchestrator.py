@@ -158,17 +158,18 @@ async def _run_case(
         response = await candidate.complete(ProviderRequest.for_candidate(formatted, case.id))
         candidate_answer = response.text
     state.candidate_answer = candidate_answer
+    thresholds = case.thresholds or plan.thresholds
     evaluation = EvaluationContext(
         case=case,
         question=formatted.question,
         candidate_answer=candidate_answer,
         judge=_judge(context, state.ledger, plan.judge_target, cache),
-        thresholds=plan.thresholds,
+        thresholds=thresholds,
         resolve_judge=lambda name: _judge(context, state.ledger, name, cache),
         judge_attempts=plan.judge_attempts,
     )
     state.outcomes = await _run_evaluators(case, evaluation, registry)
-    return state.record(combine(state.outcomes, plan.thresholds))
+    return state.record(combine(state.outcomes, thresholds))
 
 
 def _judge(

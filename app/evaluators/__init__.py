@@ -1,6 +1,7 @@
 """Evaluators: grade one candidate answer (LLM judge, rubrics, deterministic checks, composite).
 
-Each evaluator type is one class behind the ``Evaluator`` protocol, found by its ``type`` in
+``catalog`` lists every grader type eval files use (canonical names, aliases); each type that
+runs is one class behind the ``Evaluator`` protocol, registered under its canonical name in
 ``registry.EVALUATORS``; nothing else branches on evaluator types. The judge is reached only
 through the ``JudgeClient`` protocol. Parsing judge replies (``judge_output``) is pure.
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from app.evaluators.config import EvaluatorConfig
+from app.evaluators.expected import ExpectedMessage
 from app.evaluators.results import EvaluatorRawRequest, EvaluatorResult
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import Message
@@ -37,7 +38,7 @@ class CaseView(Protocol):
         ...
 
     @property
-    def expected_messages(self) -> tuple[Message, ...]:
+    def expected_messages(self) -> tuple[ExpectedMessage, ...]:
         """The expected reply messages, if the case gives them."""
         ...
 

@@ -16,13 +16,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from pydantic import BaseModel
+
 from app.evaluators.base import EvaluationContext, Evaluator, EvaluatorOutcome, JudgeClient
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.judge_output import JudgeVerdict, Unscored, parse_verdict
 from app.evaluators.results import EvaluatorRawRequest, EvaluatorResult
 from app.evaluators.verdicts import verdict_for
 from app.formatting import DEFAULT_EVALUATOR_TEMPLATE, render_evaluator_prompt
-from app.formatting.messages import ChatMessage, Message
+from app.formatting.messages import ChatMessage
 from app.providers.base import (
     CallAttempt,
     CallRole,
@@ -59,8 +61,16 @@ VERDICT_SCHEMA: dict[str, Any] = {
 ParsedT = TypeVar("ParsedT")
 
 
-def _messages_json(messages: Sequence[Message]) -> str:
-    dumped = [message.model_dump(mode="json") for message in messages]
+def _messages_json(messages: Sequence[BaseModel]) -> str:
+    # An expected message may hold only content or only tool calls: the absent one is left out.
+    dumped = [
+        {
+            key: value
+            for key, value in message.model_dump(mode="json").items()
+            if not ((key == "content" and value is None) or (key == "tool_calls" and not value))
+        }
+        for message in messages
+    ]
     return json.dumps(dumped, indent=2, ensure_ascii=False)
 
 

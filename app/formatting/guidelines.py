@@ -11,11 +11,27 @@ _FLAGS = glob.GLOBSTAR | glob.DOTGLOB
 
 
 def match_path(path: str) -> str:
-    """The form of ``path`` that patterns are matched against: ``/`` separators, no ``./``."""
+    """The form of ``path`` that patterns are matched against.
+
+    ``/`` separators, no ``./``, and ``..`` parts resolved with any left at the start
+    dropped, so ``**/*.instructions.md`` matches ``../prompts/x.instructions.md`` as it
+    matches the file it names (AgentV matches the resolved path).
+    """
     path = path.replace("\\", "/")
     while path.startswith("./"):
         path = path[2:]
-    return path.lstrip("/")
+    path = path.lstrip("/")
+    if ".." not in path.split("/"):
+        return path
+    kept: list[str] = []
+    for part in path.split("/"):
+        if part == ".." and kept and kept[-1] != "..":
+            kept.pop()
+        elif part not in (".", ""):
+            kept.append(part)
+    while kept and kept[0] == "..":
+        kept.pop(0)
+    return "/".join(kept)
 
 
 class GuidelineMatcher:

@@ -113,3 +113,10 @@ class FormattedPrompt(BaseModel):
     file_paths: tuple[str, ...] = ()
     missing_files: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    attachments: tuple[tuple[str, str], ...] = Field(
+        (),
+        description=(
+            "Agent mode: (path as written, text) of every referenced file supplied, in order, "
+            "for agents that read files rather than prompts (a CLI target's {FILES})."
+        ),
+    )

@@ -88,6 +88,11 @@ def format_prompt(
         mode=options.mode,
     )
     file_paths, missing, warnings = _files_and_warnings(segments, options)
+    attachments = (
+        tuple((path, files[path]) for path in file_paths if path in files)
+        if options.mode == "agent"
+        else ()
+    )
     return FormattedPrompt(
         question=question,
         guidelines=guidelines,
@@ -97,4 +102,5 @@ def format_prompt(
         file_paths=file_paths,
         missing_files=missing,
         warnings=warnings,
+        attachments=attachments,
     )

@@ -56,6 +56,7 @@ class ProviderRequest(BaseModel):
     case_id: str | None = None
     attempt: int = 0
     file_paths: tuple[str, ...] = ()
+    attachments: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def for_candidate(cls, prompt: FormattedPrompt, case_id: str | None = None) -> ProviderRequest:
@@ -67,6 +68,7 @@ class ProviderRequest(BaseModel):
             role=CallRole.CANDIDATE,
             case_id=case_id,
             file_paths=prompt.file_paths,
+            attachments=prompt.attachments,
         )
 
 

@@ -1,10 +1,13 @@
 """The agent provider: runs an operator-defined program per call.
 
-Only the targets file defines the command (``command_template``); requests never do. The
-template is split with ``shlex`` at load time and run without a shell; ``{PROMPT_FILE}``,
-``{OUTPUT_FILE}`` and ``{EVAL_ID}`` are replaced inside argv items, so request data can never
-become extra arguments or shell syntax. The question is written to the prompt file; the answer
-is the output file if the program wrote one, else its stdout. The program runs in a fresh
+Only the targets file defines the command (``command_template`` or AgentV's ``command``);
+requests never do. The template is split with ``shlex`` at load time and run without a shell;
+placeholders are replaced inside argv items, so request data can never become shell syntax:
+``{PROMPT}`` (the question), ``{PROMPT_FILE}`` (a file holding it), ``{GUIDELINES}``,
+``{OUTPUT_FILE}``, ``{EVAL_ID}``, ``{ATTEMPT}`` and ``{FILES}``: the case's attached files,
+written into the run's folder, each formatted by the target's ``files_format`` (``--file
+{path}``); an argv item that is exactly ``{FILES}`` becomes those arguments. The answer is the
+output file if the program wrote one, else its stdout. The program runs in a fresh
 temporary folder (unless ``cwd`` is set) with a clean environment (``PATH``, ``HOME``,
 ``LANG`` and the target's own ``env``), and its whole process group is killed on timeout or
 when the caller is cancelled.
@@ -15,11 +18,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import posixpath
+import re
+import shlex
 import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from app.providers.base import ProviderKind, ProviderRequest, ProviderResponse
@@ -30,19 +36,56 @@ from app.settings.targets import CliTarget
 PROMPT_FILE = "{PROMPT_FILE}"
 OUTPUT_FILE = "{OUTPUT_FILE}"
 EVAL_ID = "{EVAL_ID}"
+FILES = "{FILES}"
 _STDERR_TAIL = 2000
+_PLACEHOLDER = re.compile(
+    r"\{(?:PROMPT_FILE|OUTPUT_FILE|EVAL_ID|PROMPT|GUIDELINES|ATTEMPT|FILES)\}"
+)
 
 
 def command_argv(
-    template: list[str], *, prompt_file: str, output_file: str, eval_id: str
+    template: list[str],
+    *,
+    prompt_file: str,
+    output_file: str,
+    eval_id: str,
+    prompt: str = "",
+    guidelines: str = "",
+    attempt: int = 0,
+    files: Sequence[str] = (),
+    files_format: str = "{path}",
 ) -> list[str]:
-    """The argv with placeholders filled in; each item stays exactly one argument."""
-    return [
-        item.replace(PROMPT_FILE, prompt_file)
-        .replace(OUTPUT_FILE, output_file)
-        .replace(EVAL_ID, eval_id)
-        for item in template
+    """The argv with placeholders filled in.
+
+    Each item stays one argument, except an item that is exactly ``{FILES}``: it becomes
+    the formatted file arguments.
+    """
+    file_args = [
+        argument.replace("{path}", path) for path in files for argument in shlex.split(files_format)
     ]
+    values = {
+        PROMPT_FILE: prompt_file,
+        OUTPUT_FILE: output_file,
+        EVAL_ID: eval_id,
+        "{PROMPT}": prompt,
+        "{GUIDELINES}": guidelines,
+        "{ATTEMPT}": str(attempt),
+        FILES: " ".join(file_args),
+    }
+    argv: list[str] = []
+    for item in template:
+        if item == FILES:
+            argv.extend(file_args)
+        else:  # one pass: a filled-in value is never read for placeholders again
+            argv.append(_PLACEHOLDER.sub(lambda found: values[found.group(0)], item))
+    return argv
+
+
+def attachment_path(folder: Path, written: str, index: int) -> Path:
+    """Where an attached file is written for the program: under ``folder``, never outside."""
+    parts = posixpath.normpath(written.replace("\\", "/")).split("/")
+    safe = [part for part in parts if part not in ("", ".", "..")]
+    return folder.joinpath(*safe) if safe else folder / f"file-{index + 1}"
 
 
 def clean_environment(path: str, home: str, extra: Mapping[str, str]) -> dict[str, str]:
@@ -75,6 +118,11 @@ class CliAdapter:
             prompt_file="<prompt file>",
             output_file="<output file>",
             eval_id=request.case_id or "",
+            prompt=request.question,
+            guidelines=request.guidelines,
+            attempt=request.attempt,
+            files=[f"<file {path}>" for path, _ in request.attachments],
+            files_format=self.target.files_format,
         )
         body = {"argv": [redact(item, self._secrets) for item in argv], "prompt": request.question}
         return ProviderPreview(body=body, rewrites=[])
@@ -91,11 +139,22 @@ class CliAdapter:
         prompt_file = workdir / "prompt.md"
         output_file = workdir / "answer.txt"
         prompt_file.write_text(request.question, encoding="utf-8")
+        files: list[str] = []
+        for index, (written, text) in enumerate(request.attachments):
+            path = attachment_path(workdir / "files", written, index)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            files.append(str(path))
         argv = command_argv(
             self._argv,
             prompt_file=str(prompt_file),
             output_file=str(output_file),
             eval_id=request.case_id or "",
+            prompt=request.question,
+            guidelines=request.guidelines,
+            attempt=request.attempt,
+            files=files,
+            files_format=self.target.files_format,
         )
         started = time.perf_counter()
         process = await asyncio.create_subprocess_exec(

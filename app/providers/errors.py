@@ -153,12 +153,12 @@ class UnknownTarget(InvalidRequest):
     slug = "unknown-target"
     title = "Unknown target"
 
-    def __init__(self, name: str, known: Iterable[str]) -> None:
+    def __init__(self, name: str, known: Iterable[str], providers: Iterable[str] = ()) -> None:
         names = sorted(known)
-        super().__init__(
-            f"unknown target {name!r}; configured targets: {', '.join(names) or '(none)'}",
-            extra={"target": name, "known_targets": names},
-        )
+        detail = f"unknown target {name!r}; configured targets: {', '.join(names) or '(none)'}"
+        if providers:
+            detail += f"; providers previewed without a target: {', '.join(providers)}"
+        super().__init__(detail, extra={"target": name, "known_targets": names})
         self.name = name
 
 

@@ -20,3 +20,8 @@ class ProviderPreview(BaseModel):
         examples=[{"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]}]
     )
     rewrites: list[str] = Field(examples=[["tool turn 3 sent as user with @[Tool]: marker"]])
+    note: str | None = Field(
+        None,
+        description="Set when the name is no target's but a provider's: the preview is of a "
+        "stand-in target of that provider, with a placeholder model.",
+    )

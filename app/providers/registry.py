@@ -28,9 +28,24 @@ from app.providers.preview import ProviderPreview
 from app.providers.retry import Sleep
 from app.providers.runtime import TargetDescription, TargetRuntime, retry_policy
 from app.settings import Settings
-from app.settings.targets import TargetConfig, with_default_target
+from app.settings.targets import (
+    TARGET_ADAPTER,
+    TargetConfig,
+    canonical_provider,
+    with_default_target,
+)
 
 __all__ = ["ADAPTERS", "ProviderRegistry", "TargetDescription", "TargetRuntime"]
+
+STAND_IN_MODEL = "<model>"
+# What a preview by provider name stands in for the target that does not exist (no key: the
+# preview shows no headers, and the body carries none).
+STAND_IN_TARGETS: dict[str, dict[str, Any]] = {
+    "openai": {"model": STAND_IN_MODEL},
+    "azure": {"endpoint": "https://resource.openai.azure.com", "api_key": "", "deployment": "d"},
+    "anthropic": {"api_key": "", "model": STAND_IN_MODEL},
+    "gemini": {"api_key": "", "model": STAND_IN_MODEL},
+}
 
 
 @dataclass(frozen=True)
@@ -84,7 +99,9 @@ class ProviderRegistry:
             cli_path=settings.program_path(),
         )
         self._runtimes: dict[str, TargetRuntime] = {}
-        for config in with_default_target(settings.targets):
+        self._stand_ins: dict[str, Provider] = {}
+        self.warnings: tuple[str, ...] = settings.skipped_targets
+        for config in with_default_target(settings.targets, self.warnings):
             self._runtimes[config.name] = self.build_runtime(config, limiters=limiters)
 
     def build_runtime(
@@ -141,14 +158,36 @@ class ProviderRegistry:
         ]
 
     def preview(self, names: Sequence[str], request: ProviderRequest) -> dict[str, ProviderPreview]:
-        """For each named target, the exact body its adapter would send and the rewrites.
+        """For each name, the exact body its adapter would send and the rewrites.
+
+        A name no target has but a provider does (``openai``, ``anthropic``, ``claude``...)
+        previews a stand-in target of that provider, with a placeholder model and a note.
 
         Raises:
-            UnknownTarget: for the first name that is not configured.
+            UnknownTarget: for the first name that is neither a target nor such a provider.
         """
-        return {name: self.get(name).preview(request) for name in names}
+        return {name: self._preview_one(name, request) for name in names}
+
+    def _preview_one(self, name: str, request: ProviderRequest) -> ProviderPreview:
+        if name in self._runtimes:
+            return self._runtimes[name].preview(request)
+        provider = canonical_provider(name)
+        if provider not in STAND_IN_TARGETS:
+            raise UnknownTarget(name, self._runtimes, providers=STAND_IN_TARGETS)
+        if provider not in self._stand_ins:
+            config = TARGET_ADAPTER.validate_python(
+                {"name": provider, "provider": provider, **STAND_IN_TARGETS[provider]}
+            )
+            self._stand_ins[provider] = ADAPTERS[provider](config, self._adapter_options)
+        note = (
+            f"no target is named {name!r}: the body a target of provider {provider!r} would "
+            f"send ({STAND_IN_MODEL!r} stands for its model)"
+        )
+        return self._stand_ins[provider].preview(request).model_copy(update={"note": note})
 
     async def aclose(self) -> None:
         """Close every adapter's client."""
         for runtime in self._runtimes.values():
             await runtime.aclose()
+        for adapter in self._stand_ins.values():
+            await adapter.aclose()

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.evaluation.records import ResultRecord
 from app.evaluation.summary import RunSummary
-from app.schemas.suite_examples import CUSTOMER_SUPPORT_SUITE, REFUND_POLICY
+from app.schemas.suite_examples import CUSTOMER_SUPPORT_SUITE, QUICK_SUITE, REFUND_POLICY
 
 
 class EvaluateRequest(BaseModel):
@@ -60,33 +60,6 @@ class EvaluateResponse(BaseModel):
 
     summary: RunSummary
     results: list[ResultRecord]
-
-
-QUICK_SUITE: dict[str, Any] = {
-    "dataset": "arithmetic",
-    "evalcases": [
-        {
-            "id": "add",
-            "expected_outcome": "Answers 4.",
-            "input_messages": [{"role": "user", "content": "What is 2 + 2? Answers: 4"}],
-        },
-        {
-            "id": "follow-up",
-            "expected_outcome": "Answers 6.",
-            "input_messages": [
-                {"role": "user", "content": "What is 2 + 2?"},
-                {"role": "assistant", "content": "4"},
-                {"role": "user", "content": "And plus 2 more? Answers: 6"},
-            ],
-            "execution": {
-                "evaluators": [
-                    {"name": "mentions_six", "type": "contains", "value": "6"},
-                    {"name": "judge", "type": "llm_judge"},
-                ]
-            },
-        },
-    ],
-}
 
 
 def evaluate_examples() -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.formatting.messages import (
@@ -42,7 +43,11 @@ class FormatRequest(BaseModel):
     )
     providers: list[str] | None = Field(
         None,
-        description="Target names whose exact request bodies to preview (no call is made).",
+        description=(
+            "Targets whose exact request bodies to preview (no call is made). A name that "
+            "is no target's but a provider's (`openai`, `azure`, `anthropic`, `gemini`) "
+            "previews a stand-in target of that provider."
+        ),
     )
 
 
@@ -61,7 +66,23 @@ class FormatResponse(BaseModel):
     )
 
 
-GUIDELINE_TEXT = "# Review rules\n- Prefer small functions.\n- Name things for what they hold.\n"
+FORMAT_YAML = """\
+# The /format body as YAML: the same fields as JSON. The guideline file moves out of the
+# turns into `guidelines` (and the chatPrompt's system message).
+input_messages:
+  - role: system
+    content:
+      - type: file
+        value: .github/review.instructions.md
+  - role: user
+    content: Please review the change in parser.py.
+files:
+  .github/review.instructions.md: |
+    # Review rules
+    - Prefer small functions.
+    - Name things for what they hold.
+"""
+"""The YAML body shown in ``/docs`` (also the ``guideline_file`` JSON example)."""
 
 FORMAT_EXAMPLES: dict[str, Any] = {
     "single_turn": {
@@ -70,19 +91,10 @@ FORMAT_EXAMPLES: dict[str, Any] = {
     },
     "guideline_file": {
         "summary": "System guideline file + user message",
-        "value": {
-            "input_messages": [
-                {
-                    "role": "system",
-                    "content": [{"type": "file", "value": ".github/review.instructions.md"}],
-                },
-                {"role": "user", "content": "Please review the change in parser.py."},
-            ],
-            "files": {".github/review.instructions.md": GUIDELINE_TEXT},
-        },
+        "value": yaml.safe_load(FORMAT_YAML),
     },
     "provider_preview": {
-        "summary": "Preview what the default target's adapter would send",
+        "summary": "Preview the body each provider's API would be sent (no call is made)",
         "value": {
             "input_messages": [
                 {"role": "user", "content": "Check the weather in Oslo."},
@@ -90,7 +102,7 @@ FORMAT_EXAMPLES: dict[str, Any] = {
                 {"role": "tool", "content": {"temp_c": 4, "sky": "overcast"}},
                 {"role": "user", "content": "Should I bring an umbrella?"},
             ],
-            "providers": ["default"],
+            "providers": ["openai", "anthropic", "gemini"],
         },
     },
     "multi_turn_tool": {

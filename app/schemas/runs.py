@@ -9,11 +9,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.evaluation.summary import RunSummary
 from app.evaluators.config import EvaluatorConfig
-from app.schemas.evaluate import QUICK_SUITE, EvaluateRequest
+from app.schemas.evaluate import EvaluateRequest
+from app.schemas.suite_examples import QUICK_SUITE
 
 RunStatusName = Literal["queued", "running", "completed", "cancelled", "failed"]
 CaseStatusName = Literal["passed", "borderline", "failed", "judge_error", "error"]
 NDJSON_MEDIA_TYPE = "application/x-ndjson"
+SAMPLE_RUN_ID = "run_sample"
+"""The run a fresh server creates on the mock target, so that ``/docs`` examples can use it."""
 
 
 class RunRequest(EvaluateRequest):
@@ -38,7 +41,9 @@ class RegradeRequest(BaseModel):
         examples=[[{"name": "mentions_four", "type": "contains", "value": "4"}]],
     )
     judge_target: str | None = Field(
-        None, description="Judge target (default: the first run's judge target)."
+        None,
+        description="Judge target (default: the first run's judge target).",
+        examples=["default"],
     )
     cache: bool | None = Field(None, description="Response cache (default: the first run's).")
 
@@ -81,6 +86,43 @@ class ResultPage(BaseModel):
 
     results: list[dict[str, Any]] = Field(description="Result records (see `ResultRecord`).")
     next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page.")
+
+
+class ProgressEvent(BaseModel):
+    """The data of a ``progress`` event: cases finished out of all cases."""
+
+    run_id: str = Field(examples=[SAMPLE_RUN_ID])
+    done: int = Field(examples=[1])
+    total: int = Field(examples=[2])
+
+
+class RunCompletedEvent(BaseModel):
+    """The data of the ``run_completed`` event, the stream's last: final status and summary."""
+
+    run_id: str = Field(examples=[SAMPLE_RUN_ID])
+    status: RunStatusName
+    done: int = Field(examples=[2])
+    total: int = Field(examples=[2])
+    summary: RunSummary
+
+
+def sample_run_request() -> RunRequest:
+    """The request of the sample run: the quick suite on the mock target ``default``."""
+    return RunRequest(suite=QUICK_SUITE, target="default")
+
+
+def regrade_examples() -> dict[str, Any]:
+    """Named OpenAPI examples of a ``POST /runs/{run_id}/regrade`` body."""
+    return {
+        "new_evaluator": {
+            "summary": "Grade every stored answer with another evaluator",
+            "value": {"evaluators": [{"name": "mentions_four", "type": "contains", "value": "4"}]},
+        },
+        "other_judge": {
+            "summary": "Grade again with another judge target",
+            "value": {"judge_target": "default"},
+        },
+    }
 
 
 def run_examples() -> dict[str, Any]:

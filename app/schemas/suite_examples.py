@@ -1,7 +1,9 @@
-"""The ``/validate`` examples shown in ``/docs``: the customer-support suite of ``examples/``.
+"""Suites shown in ``/docs``: a self-contained quick suite, and the customer-support suite.
 
-``tests/api/test_validate.py`` checks that these texts equal the files in
-``examples/customer-support/``, so the documentation cannot drift from the examples.
+Every example runs as prefilled on a fresh server, whatever its workspace roots: suites
+bring the files they reference in ``files``, and the YAML bodies (which cannot) reference
+none. ``tests/api/test_validate.py`` checks that the customer-support texts equal the files
+in ``examples/customer-support/``, so the documentation cannot drift from the examples.
 """
 
 from __future__ import annotations
@@ -9,6 +11,37 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
+
+QUICK_SUITE_YAML = """\
+# Two cases for the built-in mock target `default`: as candidate it echoes the last user
+# turn; as judge it scores the share of expected_outcome's words found in the answer.
+dataset: arithmetic
+evalcases:
+  - id: add
+    expected_outcome: Answers 4.
+    input_messages:
+      - role: user
+        content: "What is 2 + 2? Answers: 4"
+  - id: follow-up
+    expected_outcome: Answers 6.
+    input_messages:
+      - role: user
+        content: What is 2 + 2?
+      - role: assistant
+        content: "4"
+      - role: user
+        content: "And plus 2 more? Answers: 6"
+    execution:
+      evaluators:
+        - name: mentions_six
+          type: contains
+          value: "6"
+        - name: judge
+          type: llm_judge
+"""
+"""A suite that needs no file and passes on the mock target (the YAML body of ``/docs``)."""
+
+QUICK_SUITE: dict[str, Any] = yaml.safe_load(QUICK_SUITE_YAML)
 
 CUSTOMER_SUPPORT_SUITE_PATH = "examples/customer-support/customer-support.yaml"
 REFUND_POLICY_PATH = "examples/customer-support/policies/refunds.md"
@@ -138,7 +171,7 @@ REFUND_POLICY = """\
 
 
 def validate_examples() -> dict[str, Any]:
-    """Named OpenAPI examples of a ``/validate`` JSON body."""
+    """Named OpenAPI examples of a ``/validate`` JSON body (none needs a workspace root)."""
     return {
         "suite_object": {
             "summary": "A multi-turn support suite as an object, its policy file inline",
@@ -154,8 +187,8 @@ def validate_examples() -> dict[str, Any]:
                 "files": {"policies/refunds.md": REFUND_POLICY},
             },
         },
-        "suite_path": {
-            "summary": "A suite file under a workspace root (EVAL_WORKSPACE_ROOTS=examples)",
-            "value": {"suite": "customer-support/customer-support.yaml"},
+        "quick_suite": {
+            "summary": "Two cases that need no file",
+            "value": {"suite": QUICK_SUITE},
         },
     }

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.errors import FieldError
 from app.formatting.messages import ChatMessage
+from app.suites.reading import Dialect
 
 
 class ValidateRequest(BaseModel):
@@ -52,6 +53,15 @@ class ValidateResponse(BaseModel):
     """Whether the suite can run, and every problem found (200 even when it cannot)."""
 
     valid: bool
+    dialect: Dialect = Field(
+        "unknown",
+        description=(
+            "The eval file dialect the suite was read as: AgentV's late-2025 files "
+            "(`evalcases`), AgentV's 2026 files (`tests` with `input`/`criteria`/"
+            "`assertions`), or the prompts/providers/vars layout (promptfoo's, AgentV's "
+            "since July 2026); `unknown` when the document is not a suite."
+        ),
+    )
     errors: list[FieldError] = Field(
         default_factory=list,
         description="Problems that stop the suite from running: path, line/column (YAML).",
@@ -63,6 +73,7 @@ class ValidateResponse(BaseModel):
             "examples": [
                 {
                     "valid": False,
+                    "dialect": "agentv-2025",
                     "errors": [
                         {
                             "path": "evalcases[0].input_messages[1].role",
@@ -72,9 +83,8 @@ class ValidateResponse(BaseModel):
                         }
                     ],
                     "warnings": [
-                        "evalcases[0].evaluators[1] (line 20): unknown evaluator type "
-                        "'code_judge' is skipped (known types: llm_judge, contains, regex, "
-                        "equals, is_json, composite)"
+                        "evalcases[0].evaluators[1].id (line 21): unknown key of grader type "
+                        "'contains', kept unused"
                     ],
                     "cases": [],
                 }

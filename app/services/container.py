@@ -27,6 +27,7 @@ from app.runs.store import RunStore
 from app.runs.supervisor import RunScheduler, RunSupervisor
 from app.runs.worker import CaseWorker
 from app.services.runs import RunService
+from app.services.sample import ensure_sample_run
 from app.settings import Settings
 
 
@@ -59,7 +60,7 @@ async def build_services(
     transport: httpx.AsyncBaseTransport | None = None,
     execute_cases: bool | None = None,
 ) -> Services:
-    """Open the store (migrating it), the targets, and what executes runs (the lifespan).
+    """Open the store (migrating it), the targets, what executes runs, and the sample run.
 
     SQLite: runs execute in this process (``RunSupervisor``), resumed on start. PostgreSQL:
     cases are jobs of the task queue, run by every worker on the database (``FleetRuns``;
@@ -88,11 +89,12 @@ async def build_services(
         supervisor = _scheduler(settings, store, providers, fleet, metrics, name, execute_cases)
         stack.push_async_callback(supervisor.aclose)
         await supervisor.start()
+        runs = RunService(settings, store, supervisor, providers)
+        await ensure_sample_run(settings, providers, runs)
     except BaseException:
         await stack.aclose()
         raise
     metrics.watch(limiters=providers, statuses=store)
-    runs = RunService(settings, store, supervisor, providers)
     return Services(settings, metrics, providers, store, supervisor, runs, stack)
 
 

@@ -64,6 +64,27 @@ class RunService:
         idempotency = None
         if idempotency_key:
             idempotency = (f"{caller or ''}:{idempotency_key}", body_hash(request))
+        return await self._create(request, new_run_id(), idempotency, caller)
+
+    async def ensure_sample(self, run_id: str, request: RunRequest) -> RunObject:
+        """Create the run ``run_id`` of ``request`` (no owner) unless it exists.
+
+        Replicas starting together create it once: the second insert finds the first one's
+        run under the same reserved idempotency key (callers' keys all contain a ``:``).
+        """
+        try:
+            return await self.get(run_id)
+        except RunNotFound:
+            run, _ = await self._create(request, run_id, (f"sample-run-{run_id}", run_id), None)
+            return run
+
+    async def _create(
+        self,
+        request: RunRequest,
+        run_id: str,
+        idempotency: tuple[str, str] | None,
+        caller: str | None,
+    ) -> tuple[RunObject, bool]:
         if idempotency is not None:
             existing = await self._store.run_for_key(*idempotency)
             if existing is not None:
@@ -71,7 +92,7 @@ class RunService:
         run = await self._prepare(request)
         spec = build_run_spec(run)
         new_run = NewRun(
-            id=new_run_id(),
+            id=run_id,
             kind="evaluate",
             target=run.plan.target,
             judge_target=run.plan.judge_target,

@@ -25,6 +25,7 @@ async def validate_suite(
     )
     return ValidateResponse(
         valid=report.valid,
+        dialect=report.dialect,
         errors=report.errors,
         warnings=report.warnings,
         cases=[_case_check(case, with_prompt=prompts) for case in report.cases],

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, PrivateAttr, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.settings.targets import TargetConfig, load_targets_file
@@ -27,6 +27,7 @@ class Settings(BaseSettings):
     """
 
     model_config = SettingsConfigDict(env_prefix="EVAL_", extra="ignore")
+    _skipped_targets: tuple[str, ...] = PrivateAttr(default=())
 
     max_body_bytes: int = Field(
         5 * MIB, ge=1024, description="Largest request body accepted, in bytes (413 above)."
@@ -156,6 +157,14 @@ class Settings(BaseSettings):
             "its last heartbeat; after that, other workers take them."
         ),
     )
+    sample_run: bool = Field(
+        True,
+        description=(
+            "Create the sample run `run_sample` (two cases on the mock target `default`) at "
+            "start-up when it is missing; the /docs examples of /runs/{run_id} use it. "
+            "Skipped when `default` is not a mock target."
+        ),
+    )
     runs_page_size: int = Field(
         50, ge=1, le=1000, description="Default page size of run and result listings."
     )
@@ -201,6 +210,11 @@ class Settings(BaseSettings):
         ),
     )
 
+    @property
+    def skipped_targets(self) -> tuple[str, ...]:
+        """Why each target of the targets file that is not served was skipped."""
+        return self._skipped_targets
+
     def program_path(self) -> str:
         """The PATH of ``cli`` targets' programs: ``cli_path``, else this process's own."""
         return self.cli_path or os.environ.get("PATH", "/usr/bin:/bin")
@@ -237,5 +251,8 @@ def with_targets_file(settings: Settings) -> Settings:
     """
     if settings.targets_file is None:
         return settings
-    from_file = load_targets_file(settings.targets_file, dict(os.environ))
-    return settings.model_copy(update={"targets": [*settings.targets, *from_file]})
+    skipped: list[str] = []
+    from_file = load_targets_file(settings.targets_file, dict(os.environ), skipped)
+    updated = settings.model_copy(update={"targets": [*settings.targets, *from_file]})
+    updated._skipped_targets = tuple(skipped)
+    return updated

@@ -3,8 +3,12 @@
 The file is AgentV's targets file: ``targets:`` is a list of
 ``{name, provider, judge_target?, workers?, ...provider keys}``; a value written
 ``${{ VAR }}`` is read from the environment when the file is loaded (``load_settings``, at
-start-up). Keys accept AgentV's snake_case and camelCase spellings. When no target is called
-``default``, a mock ``default`` target exists, so the service runs with no configuration.
+start-up). Keys accept AgentV's snake_case and camelCase spellings. AgentV's July 2026
+``providers.yaml`` (a list of ``{id, label, ...}`` with ``{{ env.VAR }}`` values) loads too.
+A target on a provider this service does not run (AgentV's agent providers: ``claude``,
+``copilot-cli``, ``codex``...) is skipped with a warning that ``GET /targets`` shows; it
+does not stop start-up. When no target is called ``default`` (and none was skipped), a mock
+``default`` target exists, so the service runs with no configuration.
 """
 
 from __future__ import annotations
@@ -39,13 +43,21 @@ PROVIDER_ALIASES: dict[str, str] = {
     "google": "gemini",
     "google-gemini": "gemini",
     "openai-compatible": "openai",
-    "claude": "anthropic",
+    "openrouter": "openai",
 }
-# AgentV providers this service does not run; their targets are skipped with a warning.
-UNSUPPORTED_AGENTV_PROVIDERS = frozenset({"codex", "codex-cli", "vscode", "vscode-insiders"})
+PROVIDER_BASE_URLS = {"openrouter": "https://openrouter.ai/api/v1"}
+# AgentV's agent providers (``claude`` is Claude Code, not the Anthropic API): not run here.
+UNSUPPORTED_AGENTV_PROVIDERS = frozenset(
+    {"codex", "codex-cli", "codex-sdk", "vscode", "vscode-insiders", "claude", "claude-cli"}
+    | {"claude-code", "claude-sdk", "cc-mirror", "copilot", "copilot-cli", "copilot-sdk"}
+    | {"copilot-log", "pi-cli", "pi-coding-agent", "gemini-cli", "opencode"}
+)
 SUPPORTED_PROVIDERS = frozenset({"mock", "openai", "azure", "anthropic", "gemini", "cli"})
 _SECRET_KEY = re.compile(r"key|token|secret|passw|auth|command|env", re.IGNORECASE)
-ENV_VARIABLE = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+ENV_VARIABLE = re.compile(
+    r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}"
+)
+"""``${{ VAR }}`` (AgentV targets files) or ``{{ env.VAR }}`` (AgentV's providers.yaml)."""
 StructuredForm = Literal["json_schema", "json_object", "tool", "none"]
 """How a call asks for JSON that follows a schema (docs/providers.md, "Structured output")."""
 StructuredOutput = Literal["auto", "json_schema", "json_object", "tool", "none"]
@@ -61,7 +73,10 @@ class TargetBase(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
     name: str = Field(min_length=1)
-    judge_target: str | None = Field(None, validation_alias=_choices("judge_target", "judgeTarget"))
+    judge_target: str | None = Field(
+        None,
+        validation_alias=_choices("judge_target", "judgeTarget", "grader_target", "graderTarget"),
+    )
     max_concurrency: int | None = Field(
         None, ge=1, validation_alias=_choices("max_concurrency", "maxConcurrency", "workers")
     )
@@ -117,7 +132,8 @@ class OpenAITarget(TargetBase):
 
     provider: Literal["openai"]
     base_url: str = Field(
-        "https://api.openai.com/v1", validation_alias=_choices("base_url", "baseUrl", "baseURL")
+        "https://api.openai.com/v1",
+        validation_alias=_choices("base_url", "baseUrl", "baseURL", "endpoint"),
     )
     api_key: SecretStr | None = Field(None, validation_alias=_choices("api_key", "apiKey"))
     model: str
@@ -200,10 +216,20 @@ class GeminiTarget(TargetBase):
 
 
 class CliTarget(TargetBase):
-    """A program run per call; its command comes from the targets file only."""
+    """A program run per call; its command comes from the targets file only.
+
+    ``command`` (AgentV 2026) or ``command_template``: a string split like a shell would (no
+    shell runs it) or a list of arguments. ``files_format`` formats each attached file for
+    ``{FILES}`` (default ``{path}``).
+    """
 
     provider: Literal["cli"]
-    command_template: str = Field(validation_alias=_choices("command_template", "commandTemplate"))
+    command_template: str = Field(
+        validation_alias=_choices("command_template", "commandTemplate", "command")
+    )
+    files_format: str = Field(
+        "{path}", min_length=1, validation_alias=_choices("files_format", "filesFormat")
+    )
     cwd: Path | None = None
     timeout_seconds: float = Field(
         300.0, gt=0, validation_alias=_choices("timeout_seconds", "timeoutSeconds")
@@ -213,6 +239,14 @@ class CliTarget(TargetBase):
     def argv(self) -> list[str]:
         """The command split into argv items (no shell), placeholders still in place."""
         return shlex.split(self.command_template)
+
+    @field_validator("command_template", mode="before")
+    @classmethod
+    def _joined(cls, value: Any) -> Any:
+        """A list of arguments (AgentV's ``command: [...]``) is kept as one quoted string."""
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return shlex.join(value)
+        return value
 
     @field_validator("command_template")
     @classmethod
@@ -258,7 +292,7 @@ def interpolate(
         return value
 
     def substitute(match: re.Match[str]) -> str:
-        variable = match.group(1)
+        variable = match.group(1) or match.group(2)
         if variable not in environ:
             raise TargetsFileError(
                 f"target {target!r}: environment variable {variable!r} is not set"
@@ -284,21 +318,36 @@ def describe_problems(exc: ValidationError) -> str:
     )
 
 
-def parse_target(raw: Mapping[str, Any], environ: Mapping[str, str]) -> TargetConfig | None:
-    """One target entry, validated; ``None`` for AgentV providers this service skips."""
+def parse_target(
+    raw: Mapping[str, Any],
+    environ: Mapping[str, str],
+    warnings: list[str] | None = None,
+    *,
+    base_dir: Path | None = None,
+) -> TargetConfig | None:
+    """One target entry, validated; ``None`` for a target skipped with a warning.
+
+    A provider this service does not run (AgentV's agent providers, or a name it does not
+    know) and a CLI target asking for batching are skipped: the reason goes to ``warnings``
+    and the log. A relative CLI ``cwd`` is read from ``base_dir`` (the targets file's folder).
+    """
     name = str(raw.get("name", "")) or "(unnamed)"
-    provider = canonical_provider(raw.get("provider"))
-    if provider in UNSUPPORTED_AGENTV_PROVIDERS:
-        logger.warning("target %r skipped: provider %r is not supported here", name, provider)
+    declared = str(raw.get("provider") or "").strip().lower()
+    provider = canonical_provider(declared)
+    reason = _skip_reason(provider, raw)
+    if reason is not None:
+        message = f"target {name!r} skipped: {reason}"
+        logger.warning(message)
+        if warnings is not None:
+            warnings.append(message)
         return None
-    if provider not in SUPPORTED_PROVIDERS:
-        raise TargetsFileError(
-            f"target {name!r}: unsupported provider {provider!r} "
-            f"(supported: {', '.join(sorted(SUPPORTED_PROVIDERS))})"
-        )
     used: list[str] = []
     values = interpolate(dict(raw), environ, name, used)
     values["provider"] = provider
+    if declared in PROVIDER_BASE_URLS:
+        values.setdefault("base_url", PROVIDER_BASE_URLS[declared])
+    if provider == "cli" and base_dir is not None and isinstance(values.get("cwd"), str):
+        values["cwd"] = str((base_dir / values["cwd"]).resolve())
     try:
         target = TARGET_ADAPTER.validate_python(values)
         target._secret_values = tuple(used)
@@ -308,31 +357,103 @@ def parse_target(raw: Mapping[str, Any], environ: Mapping[str, str]) -> TargetCo
         raise TargetsFileError(f"target {name!r} (provider {provider!r}): {problems}") from None
 
 
-def load_targets_file(path: Path, environ: Mapping[str, str]) -> list[TargetConfig]:
+def _skip_reason(provider: str, raw: Mapping[str, Any]) -> str | None:
+    if provider in UNSUPPORTED_AGENTV_PROVIDERS:
+        return f"provider {provider!r} is an agent this service does not run"
+    if provider not in SUPPORTED_PROVIDERS:
+        return (
+            f"unsupported provider {provider!r} "
+            f"(supported: {', '.join(sorted(SUPPORTED_PROVIDERS))})"
+        )
+    if provider == "cli" and raw.get("provider_batching") is True:
+        return "a batching CLI provider (one run for every case) is not supported"
+    return None
+
+
+def _from_providers_list(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """An entry of AgentV's providers.yaml (``{id, label}``) as a targets-file entry.
+
+    ``id`` is the provider, promptfoo style: ``openai``, or ``openai:gpt-4o`` (provider and
+    model); ``label`` is the target's name.
+    """
+    values = {key: value for key, value in entry.items() if key not in ("id", "label")}
+    provider_id = str(entry.get("id", ""))
+    provider, _, model = provider_id.partition(":")
+    model = model.removeprefix("chat:").removeprefix("messages:")
+    if provider == "agentv" or model in UNSUPPORTED_AGENTV_PROVIDERS:
+        provider = model or provider
+    elif model:
+        values.setdefault("model", model)
+    values["provider"] = provider
+    values["name"] = entry.get("label") or provider_id
+    return values
+
+
+def _resolve_aliases(
+    entries: Sequence[Mapping[str, Any]], environ: Mapping[str, str], warnings: list[str]
+) -> list[dict[str, Any]]:
+    """``use_target`` entries become copies of the target they name (its keys, their name)."""
+    by_name = {str(entry.get("name")): entry for entry in entries if "use_target" not in entry}
+    resolved: list[dict[str, Any]] = []
+    for entry in entries:
+        if "use_target" not in entry:
+            resolved.append(dict(entry))
+            continue
+        name = str(entry.get("name", "(unnamed)"))
+        target_name = interpolate(entry["use_target"], environ, name)
+        used = by_name.get(str(target_name))
+        if used is None:
+            message = f"target {name!r} skipped: use_target names no target ({target_name!r})"
+            logger.warning(message)
+            warnings.append(message)
+            continue
+        own = {key: value for key, value in entry.items() if key != "use_target"}
+        resolved.append({**used, **own})
+    return resolved
+
+
+def load_targets_file(
+    path: Path, environ: Mapping[str, str], warnings: list[str] | None = None
+) -> list[TargetConfig]:
     """Read the targets file into validated targets (``${{ VAR }}`` read from ``environ``).
+
+    Targets skipped (a provider not run here, a ``use_target`` naming no target) are left
+    out, each with a message in ``warnings``.
 
     Raises:
         TargetsFileError: The file cannot be read, or a target is not valid.
     """
+    warnings = [] if warnings is None else warnings
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise TargetsFileError(f"targets file {str(path)!r} cannot be read: {exc}") from None
-    entries = document.get("targets") if isinstance(document, dict) else None
+    if isinstance(document, list):  # AgentV's providers.yaml: [{id, label, ...}]
+        entries: Any = [
+            _from_providers_list(entry) if isinstance(entry, dict) else entry for entry in document
+        ]
+    else:
+        entries = document.get("targets") if isinstance(document, dict) else None
     if not isinstance(entries, list):
         raise TargetsFileError(f"targets file {str(path)!r} needs a 'targets:' list")
-    targets: list[TargetConfig] = []
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict):
             raise TargetsFileError(f"targets[{index}] in {str(path)!r} is not a mapping")
-        target = parse_target(entry, environ)
+    targets: list[TargetConfig] = []
+    for entry in _resolve_aliases(entries, environ, warnings):
+        target = parse_target(entry, environ, warnings, base_dir=path.parent)
         if target is not None:
             targets.append(target)
     return targets
 
 
-def with_default_target(targets: Sequence[TargetConfig]) -> list[TargetConfig]:
+def with_default_target(
+    targets: Sequence[TargetConfig], skipped: Sequence[str] = ()
+) -> list[TargetConfig]:
     """The targets, each name once, plus the mock ``default`` when none is called so.
+
+    ``skipped``: warnings of targets skipped at load; a skipped ``default`` is not replaced
+    by the mock (runs naming it fail, saying it is unknown, rather than silently mocking).
 
     Raises:
         TargetsFileError: Two targets share a name.
@@ -341,6 +462,8 @@ def with_default_target(targets: Sequence[TargetConfig]) -> list[TargetConfig]:
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
         raise TargetsFileError(f"targets defined more than once: {', '.join(duplicates)}")
-    if DEFAULT_TARGET in names:
+    if DEFAULT_TARGET in names or any(
+        warning.startswith(f"target {DEFAULT_TARGET!r} skipped") for warning in skipped
+    ):
         return list(targets)
     return [*targets, default_mock_target()]

@@ -8,6 +8,8 @@ from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from app.errors import DocumentError
+from app.suites.case_files import CaseFileError, jsonl_cases
 from app.suites.parsing import compose_yaml, construct_yaml, parse_json
 
 DocumentPath = tuple[str | int, ...]
@@ -15,11 +17,16 @@ DocumentPath = tuple[str | int, ...]
 
 
 def render_path(path: Sequence[str | int]) -> str:
-    """Write a document path the way authors read it: ``evalcases[3].input_messages[1].role``."""
+    """Write a document path the way authors read it: ``evalcases[3].input_messages[1].role``.
+
+    A part ``@file`` names a file the suite reads cases from: ``tests@cases.jsonl[3].id``.
+    """
     rendered = ""
     for part in path:
         if isinstance(part, int):
             rendered += f"[{part}]"
+        elif part.startswith("@"):  # a file the suite names: tests@cases.jsonl[3]
+            rendered += part
         else:
             rendered += f".{part}" if rendered else part
     return rendered
@@ -75,15 +82,29 @@ class SuiteDocument:
 def parse_suite_text(text: str, *, source_name: str | None = None) -> SuiteDocument:
     """Parse a suite given as YAML or JSON text.
 
-    Text whose first non-blank character is ``{`` is read as JSON, anything else as YAML
-    (``safe_load`` semantics; alias expansion and nesting are bounded).
+    Text whose first non-blank character is ``{`` is read as JSON (or as JSONL, one case per
+    line: a whole-file dataset), anything else as YAML (``safe_load`` semantics; alias
+    expansion and nesting are bounded).
 
     Raises:
         app.suites.parsing.DocumentError: The text does not parse; its ``errors`` carry the
             line and column of the syntax error.
     """
+    if source_name is not None and source_name.lower().endswith(".jsonl"):
+        try:
+            return SuiteDocument(data=jsonl_cases(text), source_name=source_name)
+        except CaseFileError as exc:
+            raise DocumentError(f"invalid JSONL: {exc}") from None
     if text.lstrip().startswith("{"):
-        return SuiteDocument(data=parse_json(text), source_name=source_name)
+        try:
+            return SuiteDocument(data=parse_json(text), source_name=source_name)
+        except DocumentError as exc:
+            if "Extra data" not in exc.detail:
+                raise
+            try:
+                return SuiteDocument(data=jsonl_cases(text), source_name=source_name)
+            except CaseFileError:
+                raise exc from None
     node = compose_yaml(text)
     return SuiteDocument(
         data=construct_yaml(node), positions=NodePositions(node), source_name=source_name

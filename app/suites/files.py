@@ -1,16 +1,19 @@
-"""Resolve the files a suite references: inline ``files`` first, then the workspace roots.
+r"""Resolve the files a suite references: inline ``files`` first, then the workspace roots.
 
 A path is looked up as the case wrote it, then in a normalised form (backslashes read as
 ``/``, a leading ``./`` dropped). Inline texts win. Otherwise the path is read from the
-operator's workspace roots, relative to the suite's own folder when the suite was named by
-a path inside a root, else relative to each root in turn. Paths that are absolute, that
-leave the root (``..``, symlinks), files over the size caps and content that is not UTF-8
-text are refused, each naming the path. Disk reads run in a worker thread.
+operator's workspace roots: for a suite named by a path inside a root, relative to the
+suite's folder, then to each parent folder up to the root (as AgentV searches); otherwise
+relative to each root in turn. A leading ``/`` means the workspace root (AgentV's reading).
+Paths that are absolute in any other way (``//x``, ``C:\\x``), that leave the root (``..``,
+symlinks), files over the size caps and content that is not UTF-8 text are refused, each
+naming the path. Suites may also list files (globs, folders of cases); disk access runs in
+a worker thread.
 """
 
 from __future__ import annotations
 
-import re
+import posixpath
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,8 +23,8 @@ import anyio.to_thread
 
 from app.errors import FieldError, FileRefused, InvalidRequest
 from app.settings import Settings
-
-_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
+from app.suites.listing import Listing
+from app.suites.paths import decode_text, normalise_path, refuse_escape, split_reference
 
 
 @dataclass(frozen=True)
@@ -57,53 +60,6 @@ class _Budget:
     used: int = 0
 
 
-def normalise_path(path: str) -> str:
-    """The lookup form of a path: backslashes read as ``/``, leading ``./`` dropped."""
-    normalised = path.replace("\\", "/")
-    while normalised.startswith("./"):
-        normalised = normalised[2:].lstrip("/")
-    return normalised
-
-
-def relative_parts(path: str) -> tuple[str, ...]:
-    r"""The parts of a relative path, refusing absolute ones.
-
-    Raises:
-        FileRefused: The path is absolute (``/x``, ``\\\\x``, ``C:x``) or empty.
-    """
-    normalised = normalise_path(path)
-    if normalised.startswith("/") or _WINDOWS_DRIVE.match(normalised):
-        raise FileRefused("absolute paths are not allowed; give a path relative to the suite")
-    parts = tuple(part for part in normalised.split("/") if part not in ("", "."))
-    if not parts:
-        raise FileRefused("the path names no file")
-    return parts
-
-
-def decode_text(data: bytes) -> str:
-    r"""Decode a file's bytes as UTF-8 text with ``\\n`` line endings.
-
-    Raises:
-        FileRefused: The bytes are not UTF-8, or hold NUL bytes (binary content).
-    """
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FileRefused(f"the file is not UTF-8 text (bad byte at offset {exc.start})") from exc
-    if "\x00" in text:
-        raise FileRefused("the file is binary (it contains NUL bytes), not text")
-    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _refuse_escape(parts: tuple[str, ...]) -> None:
-    """Refuse a relative path whose ``..`` parts climb above its starting folder."""
-    depth = 0
-    for part in parts:
-        depth += -1 if part == ".." else 1
-        if depth < 0:
-            raise FileRefused("the path leaves the workspace root ('..')")
-
-
 class FileSource:
     """Resolves referenced file paths for one request, within one byte budget."""
 
@@ -136,6 +92,7 @@ class FileSource:
         self._max_suite_bytes = max_suite_bytes or max_request_file_bytes
         self._budget = budget or _Budget(max_request_file_bytes)
         self._suite_folder = suite_folder
+        self.listing = Listing(self._inline_normalised, self._roots, suite_folder)
 
     @classmethod
     def from_settings(
@@ -192,9 +149,7 @@ class FileSource:
         result = LoadedFiles()
         on_disk: list[str] = []
         for path in dict.fromkeys(paths):
-            inline_key = (
-                path if path in self._inline else self._inline_normalised.get(normalise_path(path))
-            )
+            inline_key = self._inline_key(path)
             if inline_key is None:
                 on_disk.append(path)
                 continue
@@ -208,6 +163,19 @@ class FileSource:
             await anyio.to_thread.run_sync(self._read_all, on_disk, result)
         return result
 
+    def _inline_key(self, path: str) -> str | None:
+        if path in self._inline:
+            return path
+        normalised = normalise_path(path)
+        found = self._inline_normalised.get(normalised)
+        if found is None and normalised.startswith("/") and not normalised.startswith("//"):
+            found = self._inline_normalised.get(normalised[1:])
+        if found is None and self._suite_folder is not None and not normalised.startswith("/"):
+            # Inline files may also be keyed by their path from the root.
+            joined = posixpath.normpath(posixpath.join(str(self._suite_folder[1]), normalised))
+            found = self._inline_normalised.get(joined)
+        return found
+
     async def open_suite(self, path: str) -> SuiteFile:
         """Read a suite file named by a path inside a workspace root.
 
@@ -218,7 +186,7 @@ class FileSource:
 
     def _open_suite(self, path: str) -> SuiteFile:
         try:
-            parts = relative_parts(path)
+            parts, _ = split_reference(path)
             for root in self._roots:
                 found = self._find(root, parts)
                 if found is not None:
@@ -249,11 +217,11 @@ class FileSource:
                     result.files[path] = text
 
     def _read_one(self, path: str) -> str | None:
-        parts = relative_parts(path)
-        if self._suite_folder is None:
-            _refuse_escape(parts)
+        parts, from_root = split_reference(path)
+        if self._suite_folder is None or from_root:
+            refuse_escape(parts)
         refusals: list[FileRefused] = []
-        bases = self._bases()
+        bases = self._bases(from_root)
         for root, base in bases:
             try:
                 found = self._find(root, base + parts)
@@ -266,16 +234,28 @@ class FileSource:
             raise refusals[0]
         return None
 
-    def _bases(self) -> list[tuple[Path, tuple[str, ...]]]:
-        if self._suite_folder is not None:
-            root, folder = self._suite_folder
-            return [(root, folder.parts), (root, ())]
-        return [(root, ()) for root in self._roots]
+    def _bases(self, from_root: bool) -> list[tuple[Path, tuple[str, ...]]]:
+        """Where a relative path is tried: the suite's folder and each parent, or the roots."""
+        if self._suite_folder is None:
+            return [(root, ()) for root in self._roots]
+        root, folder = self._suite_folder
+        if from_root:
+            return [(root, ())]
+        parts = folder.parts
+        return [(root, parts[:depth]) for depth in range(len(parts), -1, -1)]
+
+    async def expand(self, reference: str) -> list[str] | None:
+        """The files a glob or a folder of cases names (sorted), or None for a plain file.
+
+        Raises:
+            FileRefused: The pattern or folder leaves the workspace root.
+        """
+        return await anyio.to_thread.run_sync(self.listing.expand, reference)
 
     @staticmethod
     def _find(root: Path, parts: tuple[str, ...]) -> Path | None:
         """The file ``parts`` names under ``root``, or None; refuses escapes."""
-        _refuse_escape(parts)
+        refuse_escape(parts)
         real_root = root.resolve()
         candidate = (real_root.joinpath(*parts)).resolve()
         if not candidate.is_relative_to(real_root):

@@ -23,14 +23,17 @@ class Findings:
         self.positions = positions
         self.errors: list[FieldError] = []
         self.warnings: list[str] = []
+        self._seen: set[tuple[str, str]] = set()
 
     def error(self, path: DocumentPath, message: str) -> None:
         """Record an error at ``path`` (with its line and column when known)."""
         position = self.positions.locate(path) if self.positions else None
         line, column = position if position else (None, None)
-        self.errors.append(
-            FieldError(path=render_path(path), message=message, line=line, column=column)
-        )
+        key = (render_path(path), message)
+        if key in self._seen:  # the same problem met again (a shared default): once
+            return
+        self._seen.add(key)
+        self.errors.append(FieldError(path=key[0], message=message, line=line, column=column))
 
     def warn(self, path: DocumentPath, message: str) -> None:
         """Record a warning, prefixed by its path (and line, for YAML)."""
@@ -38,7 +41,10 @@ class Findings:
         position = self.positions.locate(path) if self.positions and path else None
         if position:
             where += f" (line {position[0]})"
-        self.warnings.append(f"{where}: {message}" if where else message)
+        warning = f"{where}: {message}" if where else message
+        if ("", warning) not in self._seen:
+            self._seen.add(("", warning))
+            self.warnings.append(warning)
 
     def validation_error(self, path: DocumentPath, exc: ValidationError) -> None:
         """Record each error of a pydantic failure under ``path``."""

@@ -1,8 +1,11 @@
-"""Load a suite for a request: parse, check, resolve every file, then format every case once.
+"""Load a suite for a request: parse, read its dialect, resolve every file, format once.
 
-``read_suite`` parses, checks and reads files; ``format_cases`` formats each selected case
-once (the prompt a run sends is the one ``/validate`` shows); ``check_suite`` does both for
-``POST /validate`` and reports instead of raising. Nothing here calls a provider.
+``read_suite`` parses the document, reads the files it needs first (case files, prompt
+files, ``.agentv/config.yaml``), reads it with its dialect's reader into the one suite
+model, then reads every file the selected cases reference; ``format_cases`` formats each
+selected case once (the prompt a run sends is the one ``/validate`` shows); ``check_suite``
+does both for ``POST /validate`` and reports instead of raising. Nothing here calls a
+provider.
 """
 
 from __future__ import annotations
@@ -14,22 +17,17 @@ from typing import Any
 
 from app.errors import DocumentError, FieldError, InvalidRequest
 from app.formatting import FormatOptions, format_prompt
-from app.suites.document import DocumentPath, SuiteDocument, parse_suite_text
-from app.suites.evaluators import BLIND_JUDGE_WARNING, shows_candidate_answer
+from app.suites.dialects import as_suite, detect_dialect, read_document
+from app.suites.document import SuiteDocument, parse_suite_text
 from app.suites.files import FileSource, LoadedFiles
 from app.suites.findings import Findings
 from app.suites.model import EvalCase, EvalSuite, FormattedCase
 from app.suites.parsing import MAX_DEPTH
-from app.suites.references import (
-    case_references,
-    evaluator_prompt_paths,
-    fill_judge_prompts,
-    role_marker_warnings,
-)
-from app.suites.validation import SuiteCheck, validate_suite
+from app.suites.reading import CaseOrigin, Dialect, References, add_reference
+from app.suites.references import fill_from_files, role_marker_warnings
+from app.suites.sources import load_sources
 
 __all__ = [
-    "SuiteCheck",
     "SuiteDocument",
     "SuiteReport",
     "check_suite",
@@ -38,10 +36,9 @@ __all__ = [
     "parse_suite_text",
     "read_suite",
     "suite_error",
-    "validate_suite",
 ]
 
-_SUITE_PATH = re.compile(r"[^\n{}]*\.(ya?ml|json)")
+_SUITE_PATH = re.compile(r"[^\n{}]*\.(ya?ml|jsonl?)")
 
 
 @dataclass
@@ -54,13 +51,16 @@ class SuiteReport:
         files: Text of every referenced file, keyed by the path as the case wrote it.
         cases: Each selected case with its formatted prompt (after ``format_cases``).
         findings: Every problem, each located by document path (and line, column for YAML).
+        dialect: The eval file dialect the suite was read as.
+        origins: Where each case sits and what it references, by case id.
     """
 
     suite: EvalSuite | None = None
     files: dict[str, str] = field(default_factory=dict)
     cases: tuple[FormattedCase, ...] = ()
     findings: Findings = field(default_factory=Findings)
-    case_paths: dict[str, DocumentPath] = field(default_factory=dict)
+    dialect: Dialect = "unknown"
+    origins: dict[str, CaseOrigin] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[FieldError]:
@@ -79,7 +79,7 @@ class SuiteReport:
 
 
 def is_suite_path(suite: str) -> bool:
-    """Whether a ``suite`` string names a suite file (one line ending ``.yaml``/``.json``)."""
+    """Whether a ``suite`` string names a suite file (``.yaml``, ``.json``, ``.jsonl``)."""
     return _SUITE_PATH.fullmatch(suite.strip()) is not None and ": " not in suite
 
 
@@ -121,22 +121,31 @@ async def read_suite(
         report = SuiteReport()
         report.errors.extend(exc.errors or [FieldError(path="", message=exc.detail)])
         return report
-    check = validate_suite(document.data, document.positions, source_name=document.source_name)
-    report = SuiteReport(findings=Findings(document.positions), case_paths=check.case_paths)
-    report.errors.extend(check.errors)
-    report.warnings.extend(check.warnings)
-    if check.suite is None:
+    findings = Findings(document.positions)
+    data = as_suite(document.data)
+    report = SuiteReport(findings=findings, dialect=detect_dialect(data))
+    sources = await load_sources(data, file_source, findings, source_name=document.source_name)
+    check = read_document(data, sources, findings)
+    report.origins = check.origins
+    if check.suite is None or findings.errors:
         return report
-    selected = _select(check, case_ids, report)
+    selected = _select(check.suite, case_ids, report)
     if report.errors:
         return report
-    files = await _load_files(
-        document, check, selected, file_source, report.findings, allow_missing_files
+    files = await _load_files(selected, check.origins, file_source, findings, allow_missing_files)
+    if report.errors:
+        return report
+    report.files = files
+    filled = fill_from_files(
+        check.suite,
+        selected,
+        check.origins,
+        files,
+        findings,
+        templates=report.dialect != "agentv-2025",
     )
     if not report.errors:
-        report.files = files
-        suite_with_prompts = fill_judge_prompts(check.suite, selected, files)
-        report.suite = suite_with_prompts.model_copy(update={"source_dir": source_dir})
+        report.suite = filled.model_copy(update={"source_dir": source_dir})
     return report
 
 
@@ -202,12 +211,11 @@ def _check_depth(document: Any) -> None:
 
 
 def _select(
-    check: SuiteCheck, case_ids: Sequence[str] | None, report: SuiteReport
+    suite: EvalSuite, case_ids: Sequence[str] | None, report: SuiteReport
 ) -> list[EvalCase]:
-    assert check.suite is not None
     if case_ids is None:
-        return list(check.suite.cases)
-    by_id = {case.id: case for case in check.suite.cases}
+        return list(suite.cases)
+    by_id = {case.id: case for case in suite.cases}
     for index, case_id in enumerate(case_ids):
         if case_id not in by_id:
             report.errors.append(
@@ -217,33 +225,28 @@ def _select(
 
 
 async def _load_files(
-    document: SuiteDocument,
-    check: SuiteCheck,
     selected: Sequence[EvalCase],
+    origins: Mapping[str, CaseOrigin],
     file_source: FileSource,
     findings: Findings,
     allow_missing: bool,
 ) -> dict[str, str]:
     """Read every file the selected cases and their judges reference; locate each problem."""
-    case_paths = [check.case_paths[case.id] for case in selected]
-    prompt_paths = evaluator_prompt_paths(document.data, case_paths)
-    locations: dict[str, list[DocumentPath]] = {}
-    for refs in (*(case_references(document.data, path) for path in case_paths), prompt_paths):
-        for path, places in refs.items():
-            locations.setdefault(path, []).extend(places)
+    locations: References = {}
+    for case in selected:
+        origin = origins[case.id]
+        for references in (origin.files, origin.prompts):
+            for path, places in references.items():
+                for place in places:
+                    add_reference(locations, path, place)
     loaded = await file_source.collect(list(locations))
     _report_file_problems(loaded, locations, findings, allow_missing)
-    for path, places in prompt_paths.items():
-        template = loaded.files.get(path)
-        if template is not None and not shows_candidate_answer(template):
-            for where in places:
-                findings.warn(where, BLIND_JUDGE_WARNING)
     return loaded.files
 
 
 def _report_file_problems(
     loaded: LoadedFiles,
-    locations: Mapping[str, Sequence[DocumentPath]],
+    locations: References,
     findings: Findings,
     allow_missing: bool,
 ) -> None:
@@ -266,7 +269,7 @@ def _format_case(
     case: EvalCase, files: Mapping[str, str], options: FormatOptions, report: SuiteReport
 ) -> FormattedCase:
     prompt = format_prompt(case.input_messages, files, options)
-    path = report.case_paths[case.id]
+    path = report.origins[case.id].path
     if not prompt.question.strip():
         report.findings.warn(
             path, "the case has no visible input: the candidate gets an empty question"

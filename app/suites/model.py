@@ -1,19 +1,31 @@
-"""Typed models of an eval suite, its cases and its evaluator configurations.
+"""The suite model: every eval file dialect is read into these types.
 
-Field names follow the AgentV eval file; the loader maps later AgentV spellings onto them.
+Field names follow the AgentV eval file; each dialect's reader maps its own spellings onto
+them, and nothing downstream knows which dialect a suite was written in.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.evaluators.config import EvaluatorConfig
+from app.evaluators.expected import ExpectedMessage
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import DEFAULT_GUIDELINE_PATTERNS, FormattedPrompt, Message
 
 
 class EvalCase(BaseModel):
-    """One eval case, with its evaluators already resolved (case, else suite, else default)."""
+    """One eval case, with its graders already resolved (case, suite defaults, default judge).
+
+    Attributes:
+        expected_outcome: What a good answer achieves ('' for a case graded only by its
+            graders).
+        thresholds: The case's own verdict thresholds (a test's ``threshold``), else the
+            suite's apply.
+        metadata: Tags, metadata and other descriptive keys, kept as written.
+    """
 
     model_config = ConfigDict(frozen=True)
     id: str
@@ -21,9 +33,11 @@ class EvalCase(BaseModel):
     expected_outcome: str
     note: str | None = None
     input_messages: tuple[Message, ...]
-    expected_messages: tuple[Message, ...] = ()
+    expected_messages: tuple[ExpectedMessage, ...] = ()
     reference_answer: str = ""
     evaluators: tuple[EvaluatorConfig, ...] = ()
+    thresholds: Thresholds | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class EvalSuite(BaseModel):
@@ -36,6 +50,7 @@ class EvalSuite(BaseModel):
     guideline_patterns: tuple[str, ...] = DEFAULT_GUIDELINE_PATTERNS
     thresholds: Thresholds = Thresholds()
     cases: tuple[EvalCase, ...]
+    metadata: dict[str, Any] = Field(default_factory=dict)
     source_dir: str | None = Field(
         None, description="Folder of the suite file inside a workspace root, if named by path."
     )

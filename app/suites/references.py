@@ -1,100 +1,102 @@
-"""Where a suite document references files, and filling judge prompts read from files."""
+"""After files are read: judge prompts from their files, reference answers with file parts.
+
+Judge prompt files of AgentV 2026 and prompts/providers/vars suites are templates, rendered
+for each case with its variables (the judge's own names kept for the run); AgentV 2025
+prompt files are used as written.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app.evaluators.config import EvaluatorConfig
+from app.evaluators.config import AggregatorConfig, EvaluatorConfig
 from app.formatting.messages import Message, TextPart
-from app.suites.document import DocumentPath
-from app.suites.evaluators import looks_like_path
+from app.suites.case_fields import reference_answer
+from app.suites.findings import Findings
+from app.suites.grader_kinds import BLIND_JUDGE_WARNING, shows_candidate_answer
+from app.suites.grading_context import judge_prompt_renderer
 from app.suites.model import EvalCase, EvalSuite
-from app.suites.validation import INPUT_KEYS
+from app.suites.reading import CaseOrigin, Renderer
 
 _ROLE_MARKER = re.compile(r"@\[(system|user|assistant|tool)\]:", re.IGNORECASE)
-References = dict[str, list[DocumentPath]]
 
 
-def _at(data: Any, path: DocumentPath) -> Any:
-    for part in path:
-        data = data[part]
-    return data
+class _PromptFiller:
+    """Fills one case's judge prompts from the files read, rendering them if they are templates."""
 
-
-def case_references(data: Any, case_path: DocumentPath) -> References:
-    """Every ``{type: file, value}`` of a case's input, by path, each with its locations."""
-    raw_case = _at(data, case_path)
-    references: References = {}
-    key = next((name for name in INPUT_KEYS if name in raw_case), None)
-    messages = raw_case.get(key) if key else None
-    if key is None or not isinstance(messages, list):
-        return references
-    for m_index, message in enumerate(messages):
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
-            continue
-        for p_index, part in enumerate(content):
-            if isinstance(part, dict) and part.get("type") == "file":
-                value = part.get("value")
-                where: DocumentPath = (*case_path, key, m_index, "content", p_index, "value")
-                if isinstance(value, str):
-                    references.setdefault(value, []).append(where)
-    return references
-
-
-def _judge_prompts(raw: Any, path: DocumentPath) -> Iterator[tuple[str, DocumentPath]]:
-    """``(prompt path, location)`` of every file-named judge prompt in an evaluator list."""
-    if not isinstance(raw, list):
-        return
-    for index, item in enumerate(raw):
-        if not isinstance(item, dict):
-            continue
-        prompt = item.get("prompt")
-        if item.get("type") == "llm_judge" and isinstance(prompt, str) and looks_like_path(prompt):
-            yield prompt.strip(), (*path, index, "prompt")
-        if item.get("type") == "composite":
-            yield from _judge_prompts(item.get("evaluators"), (*path, index, "evaluators"))
-
-
-def evaluator_prompt_paths(data: Any, case_paths: Sequence[DocumentPath]) -> References:
-    """Judge prompt files of the suite's and the given cases' evaluators, with locations."""
-    lists: list[tuple[Any, DocumentPath]] = []
-    for owner in [(), *case_paths]:
-        raw = _at(data, owner)
-        execution = raw.get("execution")
-        if isinstance(execution, dict):
-            lists.append((execution.get("evaluators"), (*owner, "execution", "evaluators")))
-        if owner:
-            lists.append((raw.get("evaluators"), (*owner, "evaluators")))
-    references: References = {}
-    for raw_list, path in lists:
-        for prompt_path, where in _judge_prompts(raw_list, path):
-            references.setdefault(prompt_path, []).append(where)
-    return references
-
-
-def _with_prompt(evaluator: EvaluatorConfig, files: Mapping[str, str]) -> EvaluatorConfig:
-    updates: dict[str, Any] = {}
-    if evaluator.prompt_path is not None and evaluator.prompt is None:
-        updates["prompt"] = files.get(evaluator.prompt_path)
-    if evaluator.evaluators:
-        updates["evaluators"] = tuple(_with_prompt(child, files) for child in evaluator.evaluators)
-    return evaluator.model_copy(update=updates) if updates else evaluator
-
-
-def fill_judge_prompts(
-    suite: EvalSuite, cases: Sequence[EvalCase], files: Mapping[str, str]
-) -> EvalSuite:
-    """The suite with only ``cases``, each judge ``prompt`` read from its ``prompt_path``."""
-    filled = tuple(
-        case.model_copy(
-            update={"evaluators": tuple(_with_prompt(item, files) for item in case.evaluators)}
+    def __init__(
+        self, origin: CaseOrigin, files: Mapping[str, str], findings: Findings, templates: bool
+    ) -> None:
+        self._origin = origin
+        self._files = files
+        self._findings = findings
+        self._render: Renderer = judge_prompt_renderer(
+            origin.variables, findings, templates=templates
         )
-        for case in cases
-    )
-    return suite.model_copy(update={"cases": filled})
+        self._templates = templates
+
+    def prompt(self, path: str | None, current: str | None, judge: bool) -> str | None:
+        if path is None or current is not None:
+            return current
+        text = self._files.get(path)
+        places = self._origin.prompts.get(path, [self._origin.path])
+        if text is None:
+            return None
+        rendered = self._render.text(text, places[0])
+        if judge and not shows_candidate_answer(rendered):
+            for where in places:
+                self._findings.warn(where, BLIND_JUDGE_WARNING)
+        return rendered
+
+    def grader(self, grader: EvaluatorConfig) -> EvaluatorConfig:
+        updates: dict[str, Any] = {}
+        prompt = self.prompt(grader.prompt_path, grader.prompt, grader.type == "llm_judge")
+        if prompt != grader.prompt:
+            updates["prompt"] = prompt
+        if grader.evaluators:
+            updates["evaluators"] = tuple(self.grader(child) for child in grader.evaluators)
+        if grader.aggregator is not None:
+            updates["aggregator"] = self.aggregator(grader.aggregator)
+        return grader.model_copy(update=updates) if updates else grader
+
+    def aggregator(self, aggregator: AggregatorConfig) -> AggregatorConfig:
+        prompt = self.prompt(aggregator.prompt_path, aggregator.prompt, judge=False)
+        return (
+            aggregator
+            if prompt == aggregator.prompt
+            else aggregator.model_copy(update={"prompt": prompt})
+        )
+
+
+def fill_from_files(
+    suite: EvalSuite,
+    cases: Sequence[EvalCase],
+    origins: Mapping[str, CaseOrigin],
+    files: Mapping[str, str],
+    findings: Findings,
+    *,
+    templates: bool,
+) -> EvalSuite:
+    """The suite with only ``cases``, filled in from the files read.
+
+    Judge prompts are read from their files; reference answers show the files their
+    expected messages attach.
+    """
+    filled: list[EvalCase] = []
+    for case in cases:
+        filler = _PromptFiller(origins[case.id], files, findings, templates)
+        updates: dict[str, Any] = {}
+        graders = tuple(filler.grader(grader) for grader in case.evaluators)
+        if any(new is not old for new, old in zip(graders, case.evaluators, strict=True)):
+            updates["evaluators"] = graders
+        if case.expected_messages:
+            answer = reference_answer(case.expected_messages, files)
+            if answer != case.reference_answer:
+                updates["reference_answer"] = answer
+        filled.append(case.model_copy(update=updates) if updates else case)
+    return suite.model_copy(update={"cases": tuple(filled)})
 
 
 def role_marker_warnings(messages: Sequence[Message]) -> list[str]:

@@ -97,7 +97,18 @@ async def test_unknown_routes_need_a_key_too(keyed: httpx.AsyncClient) -> None:
     assert (await keyed.get("/no/such/route", headers=bearer(KEY_A))).status_code == 404
 
 
-@pytest.mark.parametrize("path", ["/healthz", "/readyz", "/metrics", "/openapi.json", "/docs"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/openapi.json",
+        "/docs",
+        "/redoc",
+        "/docs/assets/swagger-ui-bundle.js",
+    ],
+)
 async def test_public_routes_need_no_key(keyed: httpx.AsyncClient, path: str) -> None:
     assert (await keyed.get(path)).status_code == 200
 
@@ -149,7 +160,7 @@ def test_keys_never_appear_in_the_settings_repr() -> None:
     assert KEY_A not in repr(Settings(api_keys=[KEY_A]))
 
 
-def test_a_route_using_caller_dep_declares_bearer_security_in_openapi(tmp_path: Path) -> None:
+def test_a_route_added_to_the_app_declares_bearer_security_in_openapi(tmp_path: Path) -> None:
     application = create_app(Settings(data_dir=tmp_path / "data"))
 
     @application.get("/test/whoami", operation_id="whoami")
@@ -166,4 +177,4 @@ async def test_caller_dep_fails_closed_when_no_caller_was_established() -> None:
     request = Request({"type": "http", "method": "GET", "path": "/healthz", "headers": []})
 
     with pytest.raises(Unauthorized):
-        await get_caller(request, None)
+        await get_caller(request)

@@ -312,3 +312,37 @@ async def test_disconnecting_client_cancels_the_work(tmp_path: Path, fake_llm: F
                     await asyncio.sleep(0.02)
             assert len(fake_llm.requests) == 3, accept
             assert fake_llm.in_flight == 0, accept
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+EXAMPLE_GRADERS = {
+    "support-triage": {
+        "outage-is-p1": ["contains", "regex", "rubrics", "valid_json"],
+        "invoice-question": ["not-contains", "routing_judge", "valid_json"],
+        "locked-out-admin": ["routing", "valid_json"],
+    },
+    "release-notes": {
+        "breaking-api-change": ["contains", "llm-rubric", "rubrics", "not-contains"],
+        "security-fix": ["contains", "not-contains"],
+        "small-fixes": ["not-contains", "not-contains-2"],
+    },
+}
+
+
+@pytest.mark.parametrize("name", EXAMPLE_GRADERS)
+async def test_new_dialect_examples_run_on_the_mock_target_with_every_grader(
+    name: str, make_client: ClientFactory, tmp_path: Path
+) -> None:
+    settings = Settings(data_dir=tmp_path, workspace_roots=[EXAMPLES])
+    async with make_client(settings) as client:
+        response = await client.post("/evaluate", json={"suite": f"{name}/{name}.yaml"})
+    assert response.status_code == 200, response.text
+    records = response.json()["results"]
+    graders = {
+        record["eval_id"]: [result["name"] for result in record["evaluator_results"]]
+        for record in records
+    }
+    assert graders == EXAMPLE_GRADERS[name]
+    assert all(record["target"] == "default" and record["error"] is None for record in records)

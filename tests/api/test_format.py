@@ -299,12 +299,37 @@ async def test_no_input_produces_a_500(client, body) -> None:
     assert response.status_code in (200, 422)
 
 
-async def test_provider_preview_shows_the_exact_body_and_rewrites(client) -> None:
+async def test_provider_preview_shows_each_apis_body_without_configured_targets(client) -> None:
     response = await post(client, FORMAT_EXAMPLES["provider_preview"]["value"])
-    preview = response.json()["provider_requests"]["default"]
+    previews = response.json()["provider_requests"]
     assert response.status_code == 200
-    assert isinstance(preview["body"], dict)
-    assert isinstance(preview["rewrites"], list)
+    assert set(previews) == {"openai", "anthropic", "gemini"}
+    openai, anthropic, gemini = (previews[name] for name in ("openai", "anthropic", "gemini"))
+    assert [m["role"] for m in openai["body"]["messages"]] == ["user", "assistant", "user", "user"]
+    assert openai["rewrites"] == ["tool turn 3 sent as user with @[Tool]: marker"]
+    assert [m["role"] for m in anthropic["body"]["messages"]] == ["user", "assistant", "user"]
+    assert "turns 3 and 4 merged: consecutive user" in anthropic["rewrites"]
+    assert [turn["role"] for turn in gemini["body"]["contents"]] == ["user", "model", "user"]
+    assert all("no target is named" in preview["note"] for preview in previews.values())
+
+
+async def test_provider_preview_of_a_configured_target_wins_over_the_provider_name(
+    tmp_path, make_client
+) -> None:
+    from app.settings import Settings
+    from app.settings.targets import OpenAITarget
+
+    target = OpenAITarget(name="openai", provider="openai", model="gpt-4o-mini")
+    body = {
+        "input_messages": [{"role": "user", "content": "Hi"}],
+        "providers": ["openai", "anthropic"],
+    }
+    async with make_client(Settings(data_dir=tmp_path / "data", targets=[target])) as http:
+        previews = (await post(http, body)).json()["provider_requests"]
+    assert previews["openai"]["body"]["model"] == "gpt-4o-mini"
+    assert "note" not in previews["openai"]
+    assert previews["anthropic"]["body"]["model"] == "<model>"
+    assert "provider 'anthropic'" in previews["anthropic"]["note"]
 
 
 async def test_provider_preview_of_unknown_target_is_422(client) -> None:
@@ -312,7 +337,8 @@ async def test_provider_preview_of_unknown_target_is_422(client) -> None:
         client, {"input_messages": [{"role": "user", "content": "x"}], "providers": ["nope"]}
     )
     assert response.status_code == 422
-    assert "nope" in response.json()["detail"]
+    assert "unknown target 'nope'" in response.json()["detail"]
+    assert "providers previewed without a target: openai" in response.json()["detail"]
 
 
 async def test_files_are_read_from_workspace_roots(tmp_path, make_client) -> None:

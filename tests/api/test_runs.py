@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import yaml
 
 from app.settings import Settings
 from app.settings.targets import OpenAITarget
 from testkit.fake_llm import JUDGE_MARKER, FakeLLM, RecordedRequest, Reply, error
-from tests.conftest import ClientFactory
+from tests.conftest import ClientFactory, wait_for_run
 
 NDJSON = "application/x-ndjson"
 
@@ -33,19 +34,21 @@ def suite_with(count: int, **case_extra: Any) -> dict[str, Any]:
     }
 
 
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    # These tests count and list runs: no sample run (tests/services/test_sample_run.py).
+    return Settings(data_dir=tmp_path / "data", sample_run=False)
+
+
 def fake_settings(tmp_path: Path, fake: FakeLLM, **extra: Any) -> Settings:
     target = OpenAITarget(name="fake", provider="openai", base_url=f"{fake.url}/v1", model="m")
-    return Settings(data_dir=tmp_path / "data", targets=[target], retry_max_attempts=1, **extra)
-
-
-async def wait_for_run(client: httpx.AsyncClient, run_id: str, *statuses: str) -> dict[str, Any]:
-    wanted = statuses or ("completed", "cancelled", "failed")
-    async with asyncio.timeout(20):
-        while True:
-            run: dict[str, Any] = (await client.get(f"/runs/{run_id}")).json()
-            if run["status"] in wanted:
-                return run
-            await asyncio.sleep(0.02)
+    return Settings(
+        data_dir=tmp_path / "data",
+        targets=[target],
+        retry_max_attempts=1,
+        sample_run=False,
+        **extra,
+    )
 
 
 async def wait_for_done(client: httpx.AsyncClient, run_id: str, done: int) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -12,6 +13,7 @@ import yaml
 from app.schemas.suite_examples import (
     CUSTOMER_SUPPORT_SUITE,
     CUSTOMER_SUPPORT_SUITE_PATH,
+    QUICK_SUITE_YAML,
     REFUND_POLICY,
     REFUND_POLICY_PATH,
     validate_examples,
@@ -41,7 +43,9 @@ async def test_every_docs_example_is_valid(client: httpx.AsyncClient, name: str)
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["valid"] is True, body["errors"]
-    assert [case["id"] for case in body["cases"]] == ["refund-outside-window", "damaged-on-arrival"]
+    suite = validate_examples()[name]["value"]["suite"]
+    cases = (yaml.safe_load(suite) if isinstance(suite, str) else suite)["evalcases"]
+    assert [case["id"] for case in body["cases"]] == [case["id"] for case in cases]
 
 
 async def test_yaml_body_is_the_eval_file_itself(client: httpx.AsyncClient) -> None:
@@ -120,7 +124,7 @@ async def test_object_suite_errors_have_paths_without_positions(client: httpx.As
     assert all(set(error) == {"path", "message"} for error in body["errors"])
 
 
-async def test_unknown_evaluator_type_is_a_warning_in_a_valid_report(client) -> None:
+async def test_a_grader_that_does_not_run_yet_makes_the_report_invalid(client) -> None:
     suite = yaml.safe_load(CUSTOMER_SUPPORT_SUITE)
     suite["execution"]["evaluators"].append({"name": "kw", "type": "code_judge", "script": "x"})
     body = (
@@ -128,8 +132,11 @@ async def test_unknown_evaluator_type_is_a_warning_in_a_valid_report(client) -> 
             "/validate", json={"suite": suite, "files": {"policies/refunds.md": REFUND_POLICY}}
         )
     ).json()
-    assert body["valid"] is True
-    assert any("unknown evaluator type 'code_judge'" in warning for warning in body["warnings"])
+    assert body["valid"] is False
+    assert body["dialect"] == "agentv-2025"
+    [error] = body["errors"]
+    assert error["path"] == "execution.evaluators[1].type"
+    assert "'code_judge' is not supported yet" in error["message"]
 
 
 async def test_path_safety_refusals_are_reported(client: httpx.AsyncClient) -> None:
@@ -142,7 +149,7 @@ async def test_path_safety_refusals_are_reported(client: httpx.AsyncClient) -> N
                     {
                         "role": "user",
                         "content": [
-                            {"type": "file", "value": "/etc/passwd"},
+                            {"type": "file", "value": "//etc/passwd"},
                             {"type": "file", "value": "../../etc/passwd"},
                         ],
                     }
@@ -222,7 +229,7 @@ async def test_openapi_documents_validate_with_examples(client: httpx.AsyncClien
     operation = document["paths"]["/validate"]["post"]
     content = operation["requestBody"]["content"]
     assert set(content["application/json"]["examples"]) == set(validate_examples())
-    assert content["application/yaml"]["example"] == CUSTOMER_SUPPORT_SUITE
+    assert content["application/yaml"]["example"] == QUICK_SUITE_YAML
     assert {"400", "413", "415", "422"} <= set(operation["responses"])
     assert "ValidateRequest" in document["components"]["schemas"]
 
@@ -249,3 +256,23 @@ async def test_prompts_query_returns_each_case_formatted(client) -> None:
         "/validate", content=suite, headers={"content-type": "application/yaml"}
     )
     assert "question" not in plain.json()["cases"][0]
+
+
+@pytest.mark.parametrize(
+    ("suite", "dialect"),
+    [
+        ({"evalcases": [{"id": "a", "outcome": "x", "input": "Hi"}]}, "agentv-2025"),
+        ({"tests": [{"id": "a", "criteria": "x", "input": "Hi"}]}, "agentv-2026"),
+        (
+            {"prompts": ["{{ q }}"], "tests": [{"vars": {"q": "Hi"}, "assert": ["Greets"]}]},
+            "prompts-providers-vars",
+        ),
+        ("just a string that is not a suite", "unknown"),
+    ],
+)
+async def test_validate_says_which_dialect_it_read(
+    client: httpx.AsyncClient, suite: Any, dialect: str
+) -> None:
+    body = (await client.post("/validate", json={"suite": suite})).json()
+    assert body["dialect"] == dialect
+    assert body["valid"] is (dialect != "unknown")

@@ -122,8 +122,8 @@ async def test_unexpected_evaluator_failure_is_an_error_record() -> None:
             raise RuntimeError("boom")
 
     registry = EvaluatorRegistry()
-    registry.register("broken", Broken())
-    case = make_case(evaluators=(EvaluatorConfig(name="b", type="broken"),))
+    registry.register("webhook", Broken())
+    case = make_case(evaluators=(EvaluatorConfig(name="b", type="webhook"),))
     record = await evaluate_case(
         formatted(case), plan_for(), context_with(ScriptedTarget()), registry=registry
     )
@@ -290,3 +290,43 @@ def test_registry_is_reusable() -> None:
         "is_json",
         "composite",
     }
+
+
+async def test_a_failing_required_grader_fails_the_case_whatever_the_score() -> None:
+    graders = (
+        EvaluatorConfig(name="json", type="is_json", required=True),
+        EvaluatorConfig(name="four", type="contains", value="4", weight=9),
+    )
+    record = await evaluate_case(
+        formatted(make_case(evaluators=graders)),
+        plan_for(),
+        context_with(ScriptedTarget(candidate="about 4")),
+    )
+    assert record.score == 0.9
+    assert (record.verdict, record.status) == ("fail", "failed")
+
+
+async def test_a_required_grader_passes_at_its_own_min_score() -> None:
+    grader = EvaluatorConfig(name="four", type="contains", value="4", required=True, min_score=1)
+    record = await evaluate_case(
+        formatted(make_case(evaluators=(grader,))),
+        plan_for(),
+        context_with(ScriptedTarget(candidate="4")),
+    )
+    assert record.verdict == "pass"
+
+
+async def test_a_cases_own_pass_mark_decides_its_verdict() -> None:
+    from app.evaluators.verdicts import Thresholds
+
+    graders = (
+        EvaluatorConfig(name="four", type="contains", value="4"),
+        EvaluatorConfig(name="five", type="contains", value="5"),
+    )
+    strict = make_case(evaluators=graders).model_copy(
+        update={"thresholds": Thresholds.model_validate({"pass": 0.5, "borderline": 0.4})}
+    )
+    record = await evaluate_case(
+        formatted(strict), plan_for(), context_with(ScriptedTarget(candidate="4"))
+    )
+    assert (record.score, record.verdict) == (0.5, "pass")

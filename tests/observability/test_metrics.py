@@ -8,6 +8,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from app.observability.metrics import Metrics
 from app.providers.limiter import LimiterState
+from app.schemas.runs import SAMPLE_RUN_ID
+from tests.conftest import wait_for_run
 
 
 def samples(exposition: str | bytes) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -119,8 +121,12 @@ async def test_a_failing_count_leaves_the_counts_out_but_the_scrape_succeeds() -
 async def test_the_stored_runs_and_cases_are_counted(
     client: httpx.AsyncClient,
 ) -> None:
+    # A fresh server holds the sample run: two cases that pass on the mock target.
+    await wait_for_run(client, SAMPLE_RUN_ID)
     found = samples((await client.get("/metrics")).text)
 
+    assert found[("eval_runs", (("status", "completed"),))] == 1
+    assert found[("eval_cases", (("status", "passed"),))] == 2
     assert found[("eval_cases", (("status", "pending"),))] == 0
 
 

@@ -125,3 +125,65 @@ def test_preview_shows_argv_with_placeholders_and_the_prompt(tmp_path, make_regi
     preview = registry.preview(["agent"], request_for(question="Q?", case_id="c7"))["agent"]
     assert preview.body["argv"][2:] == ["<prompt file>", "<output file>", "c7", "file"]
     assert preview.body["prompt"] == "Q?"
+
+
+REPORTER = textwrap.dedent(
+    """
+    import json, sys
+    args = sys.argv[1:]
+    out = args[args.index("--output") + 1]
+    files = [(path, open(path).read()) for flag, path in zip(args, args[1:]) if flag == "--file"]
+    open(out, "w").write(json.dumps({"args": args, "files": files}))
+    """
+)
+
+
+async def test_agentv_command_fills_prompt_files_and_output_file(tmp_path, make_registry):
+    script = tmp_path / "reporter.py"
+    script.write_text(REPORTER, encoding="utf-8")
+    command = (
+        f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} "
+        "--prompt {PROMPT} {FILES} --output {OUTPUT_FILE} --id {EVAL_ID}"
+    )
+    registry = make_registry(
+        [{"name": "agent", "provider": "cli", "command": command, "files_format": "--file {path}"}]
+    )
+    question = 'Read <file: path="a.md"> and write to {OUTPUT_FILE}'
+    request = request_for(question=question, case_id="c-{ATTEMPT}").model_copy(
+        update={"attachments": (("a.md", "A text"), ("../../etc/b.md", "B text"))}
+    )
+    reply = json.loads((await registry.get("agent").complete(request)).text)
+    args = reply["args"]
+    assert args[:2] == ["--prompt", question]
+    assert args[2] == "--file"
+    assert args[4] == "--file"
+    assert args[3].endswith("/files/a.md")
+    assert args[5].endswith("/files/etc/b.md")
+    assert args[6] == "--output"
+    assert args[8:] == ["--id", "c-{ATTEMPT}"]
+    assert [text for _, text in reply["files"]] == ["A text", "B text"]
+
+
+def test_files_placeholder_inside_an_argument_joins_the_files():
+    from app.providers.cli import command_argv
+
+    argv = command_argv(
+        ["run", "--files={FILES}", "{FILES}", "{GUIDELINES}", "{ATTEMPT}"],
+        prompt_file="p",
+        output_file="o",
+        eval_id="e",
+        guidelines="G {PROMPT}",
+        attempt=2,
+        files=["/w/a b.md", "/w/c.md"],
+        files_format="-f {path}",
+    )
+    assert argv == [
+        "run",
+        "--files=-f /w/a b.md -f /w/c.md",
+        "-f",
+        "/w/a b.md",
+        "-f",
+        "/w/c.md",
+        "G {PROMPT}",
+        "2",
+    ]

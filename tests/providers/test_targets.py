@@ -110,7 +110,6 @@ def test_a_file_without_default_gets_the_mock_default(tmp_path):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("targets:\n  - {name: x, provider: nope}\n", "unsupported provider 'nope'"),
         ("targets:\n  - {name: x, provider: openai}\n", "model: Field required"),
         ("targets: {}\n", "needs a 'targets:' list"),
         ("targets: [\n", "cannot be read"),
@@ -118,7 +117,7 @@ def test_a_file_without_default_gets_the_mock_default(tmp_path):
          "more than once: x"),
         ("targets:\n  - {name: x, provider: cli, command_template: ''}\n", "command_template"),
     ],
-    ids=["unknown-provider", "missing-key", "not-a-list", "bad-yaml", "duplicate", "empty-cli"],
+    ids=["missing-key", "not-a-list", "bad-yaml", "duplicate", "empty-cli"],
 )  # fmt: skip
 def test_bad_targets_files_fail_with_a_clear_message(tmp_path, content, message):
     path = tmp_path / "targets.yaml"

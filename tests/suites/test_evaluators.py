@@ -5,7 +5,7 @@ from __future__ import annotations
 from tests.suites.helpers import check, errors_by_path
 
 
-async def test_unknown_evaluator_type_is_a_warning_naming_it_and_is_skipped() -> None:
+async def test_declared_grader_that_does_not_run_yet_is_an_error_never_skipped() -> None:
     report = await check(
         """\
         evalcases:
@@ -17,10 +17,13 @@ async def test_unknown_evaluator_type_is_a_warning_naming_it_and_is_skipped() ->
               - {name: has_hi, type: contains, value: Hi}
         """
     )
-    assert report.valid, report.errors
-    assert any("unknown evaluator type 'code_judge'" in warning for warning in report.warnings)
-    assert report.suite is not None
-    assert [e.name for e in report.suite.cases[0].evaluators] == ["has_hi"]
+    assert errors_by_path(report) == {
+        "evalcases[0].evaluators[0].type": (
+            "grader type 'code_judge' is not supported yet (a program reads the case and "
+            "answer, prints a score): this service does not run it"
+        )
+    }
+    assert report.suite is None
 
 
 async def test_invalid_evaluator_settings_are_errors() -> None:
@@ -46,7 +49,7 @@ async def test_invalid_evaluator_settings_are_errors() -> None:
     assert "not a valid regular expression" in errors["execution.evaluators[0].value"]
     assert "is required" in errors["evalcases[0].evaluators[0].value"]
     assert "not a valid JSON Schema" in errors["evalcases[0].evaluators[1].schema"]
-    assert "at least one evaluator" in errors["evalcases[0].evaluators[2].evaluators"]
+    assert "at least one grader" in errors["evalcases[0].evaluators[2].evaluators"]
     assert "greater than or equal to 0" in errors["evalcases[0].evaluators[3].weight"]
 
 

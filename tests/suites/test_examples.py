@@ -189,3 +189,44 @@ def _is_formatted(prompt: FormattedPrompt) -> bool:
 async def test_every_example_case_formats_with_all_files_present(name: str) -> None:
     loaded = await load_example(name)
     assert all(_is_formatted(prompt_of(loaded, case.id)) for case in cases_of(loaded))
+
+
+NEW_DIALECTS = {"support-triage": "agentv-2026", "release-notes": "prompts-providers-vars"}
+
+
+@pytest.mark.parametrize(("name", "dialect"), NEW_DIALECTS.items())
+async def test_new_dialect_examples_validate_cleanly(name: str, dialect: str) -> None:
+    report = await check_suite(f"{name}/{name}.yaml", file_source=example_source())
+    assert (report.errors, report.warnings, report.dialect) == ([], [], dialect)
+    assert all(_is_formatted(case.prompt) for case in report.cases)
+
+
+async def test_support_triage_reads_every_2026_construct() -> None:
+    loaded = await load_example("support-triage")
+    outage, invoice, locked = cases_of(loaded)
+    assert loaded.suite is not None
+    assert loaded.suite.guideline_patterns == ("**/*.policy.md", "**/*.instructions.md")
+    assert prompt_of(loaded, "outage-is-p1").guideline_paths == ("policies/routing.policy.md",)
+    assert outage.input_messages[1].content == (
+        "Ada at Fabrikam here: nothing has loaded since 09:00, in every region, for all users."
+    )
+    assert [g.name for g in outage.evaluators] == ["contains", "regex", "rubrics", "valid_json"]
+    assert invoice.evaluators[1].prompt is not None
+    assert "{{ candidate_answer }}" in invoice.evaluators[1].prompt
+    assert locked.expected_messages[0].content is None
+    assert [child.weight for child in locked.evaluators[0].evaluators] == [2.0, 1.0]
+
+
+async def test_release_notes_reads_prompts_vars_and_a_csv_of_tests() -> None:
+    loaded = await load_example("release-notes")
+    assert [case.id for case in cases_of(loaded)] == [
+        "breaking-api-change",
+        "security-fix",
+        "small-fixes",
+    ]
+    security = cases_of(loaded)[1]
+    assert security.input_messages[0].content == (
+        "You write release announcements for administrators. Lead with anything readers must "
+        "act on. Three sentences at most."
+    )
+    assert [g.name for g in security.evaluators] == ["contains", "not-contains"]

@@ -96,8 +96,8 @@ async def test_open_suite_reads_a_suite_file_under_a_root(root: Path) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["/etc/passwd", "\\\\server\\share\\x.md", "C:\\Windows\\win.ini", "C:/x.md"],
-    ids=["posix", "unc", "windows-drive", "windows-forward-slash"],
+    ["//etc/passwd", "\\\\server\\share\\x.md", "C:\\Windows\\win.ini", "C:/x.md"],
+    ids=["posix-double-slash", "unc", "windows-drive", "windows-forward-slash"],
 )
 async def test_absolute_path_is_refused(root: Path, path: str) -> None:
     loaded = await make_source([root]).collect([path])
@@ -182,12 +182,12 @@ async def test_load_raises_invalid_request_naming_every_refused_path(root: Path)
     source = make_source([root])
     with pytest.raises(InvalidRequest) as caught:
         await source.load(
-            ["/etc/passwd", "../x", "shared/context.md"],
-            locations={"/etc/passwd": "input_messages[0].content[1].value"},
+            ["C:/etc/passwd", "../x", "shared/context.md"],
+            locations={"C:/etc/passwd": "input_messages[0].content[1].value"},
         )
     errors = {error.path: error.message for error in caught.value.errors}
     assert set(errors) == {"input_messages[0].content[1].value", "../x"}
-    assert "'/etc/passwd'" in errors["input_messages[0].content[1].value"]
+    assert "'C:/etc/passwd'" in errors["input_messages[0].content[1].value"]
 
 
 async def test_from_settings_uses_workspace_roots_and_caps(root: Path) -> None:

@@ -67,7 +67,7 @@ async def test_refused_file_is_an_error_with_its_line() -> None:
             input_messages:
               - role: user
                 content:
-                  - {type: file, value: /etc/passwd}
+                  - {type: file, value: C:/Windows/win.ini}
         """
     )
     [error] = report.errors

@@ -1,0 +1,31 @@
+"""The sample run a fresh server creates, so that every ``/docs`` example has a run to act on.
+
+The ``/runs/{run_id}`` examples name ``run_sample``: the quick suite on the mock target
+``default``, created at start-up when missing (again after someone deletes it), never on a
+target that would call a real provider. With API keys on it belongs to no key, so callers
+see only their own runs, as always: they create one with ``POST /runs`` first.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from app.providers.registry import ProviderRegistry
+from app.schemas.runs import SAMPLE_RUN_ID, sample_run_request
+from app.services.runs import RunService
+from app.settings import Settings
+from app.settings.targets import DEFAULT_TARGET
+
+logger = logging.getLogger("app.services")
+
+
+async def ensure_sample_run(
+    settings: Settings, providers: ProviderRegistry, runs: RunService
+) -> None:
+    """Create the sample run unless it exists, it is turned off, or ``default`` is no mock."""
+    if not settings.sample_run:
+        return
+    if providers.get(DEFAULT_TARGET).config.provider != "mock":
+        logger.info("no sample run: the target %r is not a mock target", DEFAULT_TARGET)
+        return
+    await runs.ensure_sample(SAMPLE_RUN_ID, sample_run_request())

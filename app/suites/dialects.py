@@ -1,0 +1,76 @@
+"""Which eval file dialect a document is written in, and the reader for it.
+
+- ``agentv-2025``: AgentV's late-2025 files (``evalcases``).
+- ``agentv-2026``: AgentV's 2026 files (``tests`` with ``input``/``criteria``/``assertions``).
+- ``prompts-providers-vars``: promptfoo's layout, which AgentV adopted in July 2026
+  (``prompts``, ``providers``, ``defaultTest``, ``tests[].vars``, ``tests[].assert``).
+
+A whole file that is a list of cases (a JSONL dataset, a YAML list) is a suite of those
+cases, in the dialect its cases are written in. Every reader maps onto the same suite
+model; nothing after this module knows the dialect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from app.suites.agentv import dialect_of, read_agentv
+from app.suites.findings import Findings, describe
+from app.suites.prompts_vars import read_prompts_vars
+from app.suites.reading import Dialect, SuiteCheck, refuse
+from app.suites.sources import Sources
+
+PROMPTS_VARS_KEYS = frozenset({"prompts", "providers", "defaultTest", "default_test"})
+DIALECTS: tuple[Dialect, ...] = ("agentv-2025", "agentv-2026", "prompts-providers-vars")
+
+
+def as_suite(data: Any) -> Any:
+    """A document that is a list of cases becomes ``{tests: [...]}``; others are unchanged."""
+    if isinstance(data, list):
+        return {"tests": data}
+    return data
+
+
+def detect_dialect(document: Any) -> Dialect:
+    """The dialect of a (``as_suite``) document; ``unknown`` when it is not a suite at all."""
+    if not isinstance(document, dict):
+        return "unknown"
+    if "skill_name" in document and "evals" in document:
+        return "unknown"
+    if "evalcases" in document or "eval_cases" in document:
+        return "agentv-2025"
+    if PROMPTS_VARS_KEYS & document.keys():
+        return "prompts-providers-vars"
+    tests = document.get("tests")
+    if isinstance(tests, list) and "evalcases" not in document and _vars_layout(tests):
+        return "prompts-providers-vars"
+    return dialect_of(document)
+
+
+def _vars_layout(tests: list[Any]) -> bool:
+    """Tests written with ``vars``/``assert`` and without AgentV's ``input``/``criteria``."""
+    mappings = [item for item in tests if isinstance(item, dict)]
+    uses_vars = any("assert" in item or "vars" in item for item in mappings)
+    uses_agentv = any(
+        key in item for item in mappings for key in ("input", "criteria", "assertions")
+    )
+    return uses_vars and not uses_agentv
+
+
+def read_document(document: Any, sources: Sources, findings: Findings) -> SuiteCheck:
+    """Read a parsed (``as_suite``) document with its dialect's reader."""
+    if isinstance(document, Mapping) and "skill_name" in document and "evals" in document:
+        refuse(
+            findings,
+            ("evals",),
+            "an agent-skills evals.json file",
+            "skill evaluations need an agent with the skill installed in its workspace",
+        )
+        return SuiteCheck(suite=None)
+    if not isinstance(document, dict):
+        findings.error((), f"a suite must be a mapping with its cases, not {describe(document)}")
+        return SuiteCheck(suite=None)
+    if detect_dialect(document) == "prompts-providers-vars":
+        return read_prompts_vars(document, sources, findings)
+    return read_agentv(document, sources, findings)

@@ -1,0 +1,299 @@
+"""Grader lists of every dialect, read into ``EvaluatorConfig``: nothing declared is dropped.
+
+A grader's ``type`` may be written in any spelling the catalog knows (aliases, ``-`` or
+``_``, promptfoo's ``not-`` prefix); it is stored under its canonical name. A type the
+catalog does not know, a type that does not run yet, and an option its implementation does
+not honour yet are errors naming them; a key nobody knows is kept (``model_extra``) and
+reported. Plain strings in an AgentV 2026 list are rubric criteria, gathered into one
+judge (``rubrics``) weighted by their number, as AgentV does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.evaluators.catalog import COMMON_KEYS, KNOWN_OPTION_KEYS, GraderType, find_type
+from app.evaluators.config import EvaluatorConfig, RubricItem
+from app.evaluators.registry import EVALUATOR_TYPES, EVALUATORS
+from app.suites.document import DocumentPath
+from app.suites.findings import Findings, describe
+from app.suites.grader_kinds import (
+    KIND_READERS,
+    GraderContext,
+    KindReader,
+    PromptFiles,
+    aggregator_fields,
+    read_rubrics,
+    weighted_children,
+)
+
+_RUNNABLE = ", ".join(EVALUATOR_TYPES)
+
+
+def read_grader_list(
+    raw: Any, path: DocumentPath, context: GraderContext
+) -> tuple[EvaluatorConfig, ...] | None:
+    """Every grader of a list, in order (None when ``raw`` is not a list).
+
+    Names the file gives must be unique; a grader without one is named after its type
+    (``contains``, then ``contains-2``...), never taking a name the file gives another.
+    """
+    if not isinstance(raw, list):
+        context.findings.error(path, f"must be a list of graders, not {describe(raw)}")
+        return None
+    read: list[tuple[EvaluatorConfig, bool, int]] = []
+    rubric_group = _string_group(raw, path, context) if context.strings else None
+    for index, item in enumerate(raw):
+        if isinstance(item, str) and rubric_group is not None:
+            if rubric_group[0] == index:
+                read.append((rubric_group[1], False, index))
+            continue
+        grader = read_grader(item, (*path, index), context)
+        if grader is not None:
+            named = bool(item.get("name") or item.get("metric") or item.get("id"))
+            read.append((grader, named, index))
+    return _named(read, path, context.findings)
+
+
+def _named(
+    read: list[tuple[EvaluatorConfig, bool, int]], path: DocumentPath, findings: Findings
+) -> tuple[EvaluatorConfig, ...]:
+    """Check the names the file gives; give the others unique names."""
+    explicit: dict[str, int] = {}
+    for grader, named, index in read:
+        if named and grader.name in explicit:
+            findings.error(
+                (*path, index, "name"),
+                f"duplicate grader name {grader.name!r} (also at index "
+                f"{explicit[grader.name]}); give each grader of a list its own name",
+            )
+        elif named:
+            explicit[grader.name] = index
+    taken = set(explicit)
+    graders: list[EvaluatorConfig] = []
+    for grader, named, _ in read:
+        if not named:
+            name = _unique(grader.name, taken)
+            taken.add(name)
+            grader = grader if name == grader.name else grader.model_copy(update={"name": name})
+        graders.append(grader)
+    return tuple(graders)
+
+
+def with_defaults(
+    own: tuple[EvaluatorConfig, ...], defaults: tuple[EvaluatorConfig, ...]
+) -> tuple[EvaluatorConfig, ...]:
+    """A case's graders, then the suite's defaults; a default keeps its name unless taken."""
+    taken = {grader.name for grader in own}
+    appended: list[EvaluatorConfig] = []
+    for grader in defaults:
+        name = _unique(grader.name, taken)
+        taken.add(name)
+        appended.append(grader if name == grader.name else grader.model_copy(update={"name": name}))
+    return (*own, *appended)
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    number = 2
+    while f"{name}-{number}" in taken:
+        number += 1
+    return f"{name}-{number}"
+
+
+def _string_group(
+    raw: list[Any], path: DocumentPath, context: GraderContext
+) -> tuple[int, EvaluatorConfig] | None:
+    """The one judge that a list's plain strings stand for, at the first string's index."""
+    indices = [index for index, item in enumerate(raw) if isinstance(item, str)]
+    texts = [(index, raw[index].strip()) for index in indices if raw[index].strip()]
+    for index in indices:
+        if not raw[index].strip():
+            context.findings.error((*path, index), "an empty criterion")
+    if not texts:
+        return None
+    rubrics = tuple(
+        RubricItem(
+            id=f"rubric-{number}",
+            description=context.render.text(text, (*path, index)),
+            required=True,
+        )
+        for number, (index, text) in enumerate(texts, start=1)
+    )
+    judge = EvaluatorConfig(name="rubrics", type="llm_judge", rubrics=rubrics, weight=len(texts))
+    return indices[0], judge
+
+
+def read_grader(raw: Any, path: DocumentPath, context: GraderContext) -> EvaluatorConfig | None:
+    """One ``{type, name?, ...}`` grader; None when it is wrong (errors recorded).
+
+    A grader whose type or options do not run yet is still returned (its errors are
+    recorded, so the suite does not run): the model holds every grader a file declares.
+    """
+    findings = context.findings
+    if not isinstance(raw, dict):
+        findings.error(path, f"a grader must be a mapping with 'type', not {describe(raw)}")
+        return None
+    if set(raw) == {"include"}:
+        findings.error(path, "assertion templates ('include') are not supported yet")
+        return None
+    declared = raw.get("type")
+    if not isinstance(declared, str) or not declared.strip():
+        findings.error((*path, "type"), f"is required: a grader type (runnable: {_RUNNABLE})")
+        return None
+    entry, negated = find_type(declared)
+    if entry is None:
+        findings.error(
+            (*path, "type"),
+            f"unknown grader type {declared!r}: neither AgentV nor promptfoo defines it "
+            f"(runnable here: {_RUNNABLE})",
+        )
+        return None
+    before = len(findings.errors)
+    fields = _common_fields(raw, declared, negated, path, findings)
+    fields.update(_READERS.get(entry.name, _keep)(raw, path, context))
+    extras = _extras(raw, entry, fields, path, findings)
+    if len(findings.errors) > before:
+        return None
+    _check_runnable(entry, declared, raw, negated, path, findings)
+    try:
+        return EvaluatorConfig.model_validate({**extras, **fields, "type": entry.name})
+    except ValidationError as exc:
+        findings.validation_error(path, exc)
+        return None
+
+
+def _composite(
+    raw: Mapping[str, Any], path: DocumentPath, context: GraderContext
+) -> dict[str, Any]:
+    """Children (``evaluators``, ``assertions`` or ``assert``) and the ``aggregator``."""
+    key = next((k for k in ("evaluators", "assertions", "assert") if k in raw), "evaluators")
+    children = read_grader_list(raw.get(key), (*path, key), context)
+    if children is not None and not children:
+        context.findings.error((*path, key), "a composite needs at least one grader")
+    fields: dict[str, Any] = {"evaluators": children or ()}
+    if "aggregator" in raw:
+        aggregator = aggregator_fields(raw["aggregator"], (*path, "aggregator"), context)
+        if aggregator is not None:
+            fields["aggregator"] = aggregator
+            fields["evaluators"] = weighted_children(
+                fields["evaluators"], aggregator, path, context
+            )
+    return fields
+
+
+def _keep(raw: Mapping[str, Any], path: DocumentPath, context: GraderContext) -> dict[str, Any]:
+    """A type that does not run yet: its keys are kept as written (``value`` rendered)."""
+    if "value" in raw:
+        return {"value": context.render.value(raw["value"], (*path, "value"))}
+    return {}
+
+
+def _common_fields(
+    raw: Mapping[str, Any],
+    declared: str,
+    negated: bool,
+    path: DocumentPath,
+    findings: Findings,
+) -> dict[str, Any]:
+    name = raw.get("name")
+    if name is None:
+        name = raw.get("metric", raw.get("id", declared.strip()))
+    if not isinstance(name, str | int) or not str(name).strip():
+        findings.error((*path, "name"), f"must be a non-empty string, not {describe(name)}")
+    fields: dict[str, Any] = {"name": str(name)}
+    for key in ("weight", "min_score", "threshold"):
+        if key in raw:
+            fields[key] = raw[key]
+    negate = raw.get("negate", False)
+    if not isinstance(negate, bool):
+        findings.error((*path, "negate"), f"must be true or false, not {describe(negate)}")
+        negate = False
+    fields["negate"] = negate != negated
+    required = raw.get("required", False)
+    if isinstance(required, bool):
+        fields["required"] = required
+    elif isinstance(required, int | float) and 0 < required <= 1:
+        fields.update(required=True, min_score=required)
+    else:
+        findings.error((*path, "required"), "must be true, false or a score from 0 to 1")
+    return fields
+
+
+def _check_runnable(
+    entry: GraderType,
+    declared: str,
+    raw: Mapping[str, Any],
+    negated: bool,
+    path: DocumentPath,
+    findings: Findings,
+) -> None:
+    """An error when the type, or an option it is given, does not run here yet."""
+    if not EVALUATORS.runs(entry.name):
+        spelled = "" if declared.strip() == entry.name else f" ({entry.name})"
+        findings.error(
+            (*path, "type"),
+            f"grader type {declared.strip()!r}{spelled} is not supported yet "
+            f"({entry.summary}): this service does not run it",
+        )
+        return
+    honoured = EVALUATORS.honours(entry.name)
+    for key, value in raw.items():
+        if key in COMMON_KEYS or key in honoured or value is None or value is False:
+            continue
+        if key in entry.options or key in KNOWN_OPTION_KEYS:
+            findings.error(
+                (*path, key), f"option {key!r} of grader type {entry.name!r} is not supported yet"
+            )
+    if negated and "negate" not in honoured:
+        findings.error(
+            (*path, "type"),
+            f"option 'negate' of grader type {entry.name!r} is not supported yet",
+        )
+
+
+def _extras(
+    raw: Mapping[str, Any],
+    entry: GraderType,
+    fields: Mapping[str, Any],
+    path: DocumentPath,
+    findings: Findings,
+) -> dict[str, Any]:
+    """Keys kept as written; a key no grader defines is reported (a typo, a newer option)."""
+    consumed = {"type", "name", "metric", "weight", "negate", "required", "min_score"}
+    consumed |= {"threshold", *fields, *_CONSUMED.get(entry.name, ())}
+    extras: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key in consumed:
+            continue
+        extras[key] = value
+        known = key in COMMON_KEYS or key in entry.options or entry.passthrough
+        if not known and key not in KNOWN_OPTION_KEYS:
+            findings.warn((*path, key), f"unknown key of grader type {entry.name!r}, kept unused")
+    return extras
+
+
+_READERS: dict[str, KindReader] = {**KIND_READERS, "composite": _composite}
+
+_CONSUMED: dict[str, tuple[str, ...]] = {
+    "llm_judge": ("prompt", "rubrics", "criteria", "value"),
+    "composite": ("evaluators", "assertions", "assert", "aggregator"),
+    "code_judge": ("command", "script", "cwd", "target"),
+    "regex": ("flags", "value"),
+    "is_json": ("schema",),
+    "contains_json": ("schema",),
+}
+
+
+__all__ = [
+    "GraderContext",
+    "PromptFiles",
+    "read_grader",
+    "read_grader_list",
+    "read_rubrics",
+    "with_defaults",
+]

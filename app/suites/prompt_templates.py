@@ -1,0 +1,119 @@
+"""Prompt templates of the prompts/providers/vars layout, and the messages each one gives.
+
+A prompt is a template string (one user turn), a ``{id, label, raw|prompt|file}`` mapping, or
+``file://`` text or a JSON chat file (``[{role, content}]`` with ``{{ names }}``). Rendered
+with a test's variables it gives that test's input messages; ``"{{ input }}"`` with
+``vars.input`` a list of messages stands for those messages (AgentV's reading).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from app.formatting.messages import Message
+from app.suites.case_fields import read_messages, user_message
+from app.suites.document import DocumentPath
+from app.suites.findings import Findings, describe
+from app.suites.reading import CaseOrigin, Renderer, refuse
+from app.suites.sources import Sources, strip_file_prefix
+from app.suites.templates import TemplateProblem, namespace, render, single_variable
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One prompt template: its id, and its text or chat messages (templates)."""
+
+    id: str
+    text: str | None
+    messages: list[Any] | None
+    path: DocumentPath
+
+
+def read_prompts(raw: Any, sources: Sources, findings: Findings) -> list[Prompt]:
+    """Every prompt of ``prompts`` (a list or one prompt), each with a unique id."""
+    if raw is None:
+        return []
+    listed = raw if isinstance(raw, list) else [raw]
+    prompts: list[Prompt] = []
+    for index, item in enumerate(listed):
+        path: DocumentPath = ("prompts", index) if isinstance(raw, list) else ("prompts",)
+        prompt = _prompt(item, path, index, sources, findings)
+        if prompt is not None:
+            prompts.append(prompt)
+    ids = [prompt.id for prompt in prompts]
+    for duplicate in sorted({pid for pid in ids if ids.count(pid) > 1}):
+        findings.error(
+            ("prompts",), f"two prompts share the id {duplicate!r}: give each its own id"
+        )
+    return prompts
+
+
+def _prompt(
+    item: Any, path: DocumentPath, index: int, sources: Sources, findings: Findings
+) -> Prompt | None:
+    default_id = f"prompt-{index + 1}"
+    if isinstance(item, str) and not item.strip().startswith("file://"):
+        return Prompt(default_id, item, None, path)
+    if isinstance(item, str):
+        return _prompt_file(strip_file_prefix(item), default_id, path, sources, findings)
+    if not isinstance(item, dict):
+        findings.error(path, f"a prompt is a template string or a mapping, not {describe(item)}")
+        return None
+    prompt_id = str(item.get("id") or item.get("label") or default_id)
+    for key in ("raw", "prompt", "content"):
+        if isinstance(item.get(key), str):
+            return Prompt(prompt_id, item[key], None, (*path, key))
+    if isinstance(item.get("file"), str):
+        return _prompt_file(
+            strip_file_prefix(item["file"]), prompt_id, (*path, "file"), sources, findings
+        )
+    findings.error(path, "a prompt mapping needs 'raw', 'prompt' or 'file'")
+    return None
+
+
+def _prompt_file(
+    path: str, prompt_id: str, where: DocumentPath, sources: Sources, findings: Findings
+) -> Prompt | None:
+    text = sources.texts.get(path)
+    if text is None:
+        return None  # reported when the file was read
+    if path.endswith((".js", ".mjs", ".cjs", ".py", ".ts")):
+        refuse(findings, where, "a prompt made by a program", "suites may not run programs")
+        return None
+    if path.endswith(".json"):
+        try:
+            messages = json.loads(text)
+        except json.JSONDecodeError as exc:
+            findings.error(where, f"file {path!r} is not JSON: {exc.msg}")
+            return None
+        if not isinstance(messages, list):
+            findings.error(where, f"file {path!r} must hold a list of {{role, content}} messages")
+            return None
+        return Prompt(prompt_id, None, messages, where)
+    return Prompt(prompt_id, text, None, where)
+
+
+def prompt_messages(
+    prompt: Prompt,
+    variables: Mapping[str, Any],
+    path: DocumentPath,
+    origin: CaseOrigin,
+    findings: Findings,
+) -> tuple[Message, ...] | None:
+    """The input messages one prompt gives for a test's variables (None: an error)."""
+    renderer = Renderer(variables, findings)
+    if prompt.messages is not None:
+        return read_messages(prompt.messages, prompt.path, findings, origin.files, renderer)
+    assert prompt.text is not None
+    name = single_variable(prompt.text)
+    value = variables.get(name) if name else None
+    if isinstance(value, list):
+        return read_messages(value, (*path, "vars", name or ""), findings, origin.files, renderer)
+    try:
+        return (user_message(render(prompt.text, namespace(variables))),)
+    except TemplateProblem as exc:
+        findings.error((*path, "vars"), f"prompt {prompt.id!r}: {exc}")
+        return None

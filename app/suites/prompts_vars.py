@@ -1,0 +1,334 @@
+"""The prompts/providers/vars layout (promptfoo's, AgentV since July 2026) into an ``EvalSuite``.
+
+``prompts`` are templates rendered with each test's ``vars`` (``defaultTest`` or
+``default_test`` vars first, the test's over them); ``"{{ input }}"`` with ``vars.input`` a
+list of messages stands for those messages. Each test runs once per prompt (case ids
+``<test>/<prompt>`` when there are several). ``providers`` names the target (one; several
+would be a matrix of runs, refused). ``tests[].assert`` and the ``defaultTest`` graders
+grade the case; ``threshold`` is its pass mark; ``metadata`` is kept. AgentV's own keys
+work too: ``vars.expected_output`` (or ``expected_output``) is the expected answer, and a
+suite without ``prompts`` takes each test's ``input`` (or ``vars.input``) directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.errors import DocumentError
+from app.evaluators.config import EvaluatorConfig
+from app.formatting.messages import Message
+from app.suites.case_fields import read_expected, read_messages, reference_answer
+from app.suites.document import DocumentPath
+from app.suites.findings import MISSING, Findings, describe, pick, text_field, warn_unknown_keys
+from app.suites.graders import read_grader_list, with_defaults
+from app.suites.grading_context import grader_context
+from app.suites.model import EvalCase, EvalSuite
+from app.suites.parsing import parse_yaml
+from app.suites.prompt_templates import Prompt, prompt_messages, read_prompts
+from app.suites.reading import (
+    CaseOrigin,
+    Renderer,
+    SuiteCheck,
+    case_variables,
+    dataset_name,
+    duplicate_id_error,
+    metadata_of,
+    pass_threshold,
+    refuse,
+)
+from app.suites.sources import Sources, strip_file_prefix
+
+DEFAULT_TEST_KEYS = ("defaultTest", "default_test")
+METADATA_KEYS = frozenset({"name", "tags", "version", "metadata"})
+SUITE_KEYS = frozenset(
+    {"description", "prompts", "providers", "tests", "$schema", "target", "vars"}
+    | {*DEFAULT_TEST_KEYS, *METADATA_KEYS}
+)
+SUITE_REFUSED = {
+    "scenarios": "scenarios (test matrices) are not supported yet",
+    "evaluateOptions": "evaluation options (repeat, delay...) are not supported yet",
+    "env": "a suite never sets or reads the service's environment",
+    "extensions": "extensions run programs, which suites may not do",
+    "nunjucksFilters": "custom template filters run programs, which suites may not do",
+    "derivedMetrics": "derived metrics are not supported yet",
+    "redteam": "red-team generation is not supported",
+    "workspace": "it needs an agent workspace, which this service does not set up",
+    "assertions": "AgentV's suite graders are not read in this layout: use defaultTest.assert",
+    "input": "AgentV's suite input is not read in this layout: put it in the prompts",
+    "input_files": "AgentV's suite input_files are not read in this layout",
+    "execution": "AgentV's execution settings are not read in this layout: use providers",
+    "evalcases": "AgentV's evalcases are not read in this layout: use tests",
+}
+TEST_KEYS = frozenset(
+    {"id", "description", "vars", "assert", "threshold", "metadata", "criteria"}
+    | {"input", "expected_output", "conversation_id", "note", "tags"}
+)
+TEST_REFUSED = {
+    "options": "per-test options (transforms, grading providers) are not supported yet",
+    "provider": "a per-test provider is not supported: set the target on the suite",
+    "providers": "per-test providers are not supported: run once per target",
+    "prompts": "per-test prompt filters are not supported yet",
+    "repeat": "repeated trials are not supported yet",
+    "assertions": "AgentV's case graders are not read in this layout: use assert",
+    "evaluators": "AgentV's case graders are not read in this layout: use assert",
+    "input_files": "AgentV's input_files are not read in this layout",
+    "execution": "AgentV's execution settings are not read in this layout",
+}
+DEFAULT_TEST_READ = frozenset({"vars", "assert", "threshold", "metadata"})
+
+
+@dataclass
+class DefaultTest:
+    """What every test inherits: variables, graders (appended), pass mark, metadata."""
+
+    path: DocumentPath = ()
+    variables: dict[str, Any] = field(default_factory=dict)
+    graders: Any = None
+    threshold: Any = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def read_prompts_vars(
+    document: Mapping[str, Any], sources: Sources, findings: Findings
+) -> SuiteCheck:
+    """Read a prompts/providers/vars suite; every problem goes into ``findings``."""
+    warn_unknown_keys(document, SUITE_KEYS | frozenset(SUITE_REFUSED), (), findings)
+    for key, why in SUITE_REFUSED.items():
+        if key in document:
+            refuse(findings, (key,), f"'{key}'", why)
+    name = text_field(document, ("name",), (), findings)
+    prompts = read_prompts(document.get("prompts"), sources, findings)
+    defaults = _default_test(document, sources, findings)
+    cases: list[EvalCase] = []
+    origins: dict[str, CaseOrigin] = {}
+    first_seen: dict[str, DocumentPath] = {}
+    for path, raw in _raw_tests(document, sources, findings):
+        for case, origin in _read_test(raw, path, prompts, defaults, findings):
+            if case.id in first_seen:
+                findings.error((*path, "id"), duplicate_id_error(case.id, first_seen[case.id]))
+                continue
+            first_seen[case.id] = path
+            cases.append(case)
+            origins[case.id] = origin
+    if findings.errors:
+        return SuiteCheck(suite=None, dialect="prompts-providers-vars")
+    suite = EvalSuite(
+        description=text_field(document, ("description",), (), findings),
+        dataset=dataset_name(None, name, sources.source_name),
+        target=_target(document, findings),
+        cases=tuple(cases),
+        metadata=metadata_of(document, METADATA_KEYS),
+        **({"guideline_patterns": sources.config_patterns} if sources.config_patterns else {}),
+    )
+    return SuiteCheck(suite=suite, dialect="prompts-providers-vars", origins=origins)
+
+
+def _target(document: Mapping[str, Any], findings: Findings) -> str | None:
+    """The one provider named (a label of the targets file); several are refused."""
+    providers = document.get("providers", document.get("target"))
+    if providers is None:
+        return None
+    listed = providers if isinstance(providers, list) else [providers]
+    if not listed:
+        return None
+    if len(listed) > 1:
+        refuse(
+            findings,
+            ("providers",),
+            "several providers",
+            "a run has one target; run the suite once per target",
+        )
+        return None
+    provider = listed[0]
+    if isinstance(provider, dict):
+        refuse(
+            findings,
+            ("providers", 0),
+            "an inline provider definition",
+            "name a target of the service's targets file",
+        )
+        return None
+    if not isinstance(provider, str) or not provider.strip():
+        findings.error(("providers",), f"must name a target, not {describe(provider)}")
+        return None
+    return provider.strip()
+
+
+def _default_test(document: Mapping[str, Any], sources: Sources, findings: Findings) -> DefaultTest:
+    suite_vars = document.get("vars") or {}
+    if not isinstance(suite_vars, dict):
+        findings.error(("vars",), f"must be a mapping of variables, not {describe(suite_vars)}")
+        suite_vars = {}
+    key, raw = pick(document, DEFAULT_TEST_KEYS, (), findings)
+    if raw is MISSING or raw is None:
+        return DefaultTest(variables=dict(suite_vars))
+    if isinstance(raw, str):  # a defaultTest file (YAML or JSON), read with the sources
+        try:
+            raw = parse_yaml(sources.texts.get(strip_file_prefix(raw), "{}"))
+        except DocumentError as exc:
+            findings.error((key,), f"file {raw!r}: {exc.detail}")
+            return DefaultTest()
+    if not isinstance(raw, dict):
+        findings.error(
+            (key,), f"must be a mapping (vars, assert, threshold...), not {describe(raw)}"
+        )
+        return DefaultTest()
+    for name in raw:
+        if name not in DEFAULT_TEST_READ:
+            refuse(
+                findings,
+                (key, name),
+                f"'{key}.{name}'",
+                "only vars, assert, threshold and metadata are read",
+            )
+    own_vars = raw.get("vars") or {}
+    if not isinstance(own_vars, dict):
+        findings.error((key, "vars"), f"must be a mapping of variables, not {describe(own_vars)}")
+        own_vars = {}
+    metadata = raw.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        findings.error((key, "metadata"), f"must be a mapping, not {describe(metadata)}")
+        metadata = {}
+    return DefaultTest(
+        path=(key,),
+        variables={**suite_vars, **own_vars},
+        graders=raw.get("assert"),
+        threshold=raw.get("threshold"),
+        metadata=metadata,
+    )
+
+
+def _raw_tests(
+    document: Mapping[str, Any], sources: Sources, findings: Findings
+) -> Iterator[tuple[DocumentPath, Any]]:
+    tests = document.get("tests")
+    if tests is None:
+        findings.error(("tests",), "is required: the list of tests (or a file of tests)")
+    elif isinstance(tests, str):
+        yield from sources.cases.get(("tests",), [])
+    elif isinstance(tests, list):
+        for index, item in enumerate(tests):
+            if isinstance(item, str) and ("tests", index) in sources.cases:
+                yield from sources.cases[("tests", index)]
+            else:
+                yield ("tests", index), item
+    else:
+        findings.error(("tests",), f"must be a list of tests or a file, not {describe(tests)}")
+
+
+def _read_test(
+    raw: Any,
+    path: DocumentPath,
+    prompts: list[Prompt],
+    defaults: DefaultTest,
+    findings: Findings,
+) -> Iterator[tuple[EvalCase, CaseOrigin]]:
+    if not isinstance(raw, dict):
+        findings.error(path, f"a test must be a mapping, not {describe(raw)}")
+        return
+    warn_unknown_keys(raw, TEST_KEYS | frozenset(TEST_REFUSED), path, findings)
+    for key, why in TEST_REFUSED.items():
+        if key in raw:
+            refuse(findings, (*path, key), f"'{key}'", why)
+    before = len(findings.errors)
+    variables = case_variables(defaults.variables, raw, path, findings) or {}
+    origin = CaseOrigin(path=path, variables=variables)
+    test_id = _test_id(raw, path, findings)
+    graders = _graders(raw, path, defaults, origin, findings)
+    renderer = Renderer(variables, findings)
+    expected_raw = raw.get("expected_output", variables.get("expected_output"))
+    expected_path = (
+        (*path, "expected_output")
+        if "expected_output" in raw
+        else (*path, "vars", "expected_output")
+    )
+    expected = read_expected(expected_raw, expected_path, findings, origin.files, renderer)
+    criteria = raw.get("criteria")
+    if criteria is not None and not isinstance(criteria, str):
+        findings.error((*path, "criteria"), f"must be a string, not {describe(criteria)}")
+    outcome = renderer.text(criteria, (*path, "criteria")) if isinstance(criteria, str) else ""
+    if not graders and not outcome and "assert" not in raw and defaults.graders is None:
+        findings.error(
+            (*path, "assert"), "is required: a test needs graders ('assert') or 'criteria'"
+        )
+    threshold = raw.get("threshold", defaults.threshold)
+    thresholds = pass_threshold(threshold, (*path, "threshold"), findings)
+    conversation_id = text_field(raw, ("conversation_id",), path, findings)
+    note = text_field(raw, ("description", "note"), path, findings)
+    own_metadata = raw.get("metadata") or {}
+    if not isinstance(own_metadata, dict):
+        findings.error((*path, "metadata"), f"must be a mapping, not {describe(own_metadata)}")
+    inputs = list(_inputs(raw, path, prompts, variables, origin, findings))
+    if len(findings.errors) > before or test_id is None:
+        return
+    metadata = {**defaults.metadata, **own_metadata}
+    for prompt_id, messages in inputs:
+        yield (
+            EvalCase(
+                id=test_id if len(inputs) == 1 else f"{test_id}/{prompt_id}",
+                conversation_id=conversation_id,
+                expected_outcome=outcome,
+                note=note,
+                input_messages=messages,
+                expected_messages=expected,
+                reference_answer=reference_answer(expected, {}),
+                evaluators=graders or (),
+                thresholds=thresholds,
+                metadata={"metadata": metadata} if metadata else {},
+            ),
+            origin,
+        )
+
+
+def _test_id(raw: Mapping[str, Any], path: DocumentPath, findings: Findings) -> str | None:
+    test_id = raw.get("id")
+    if test_id is None:
+        index = next((part for part in reversed(path) if isinstance(part, int)), 0)
+        return f"test-{index + 1}"
+    if not isinstance(test_id, str | int) or not str(test_id).strip():
+        findings.error((*path, "id"), f"must be a non-empty string, not {describe(test_id)}")
+        return None
+    return str(test_id)
+
+
+def _graders(
+    raw: Mapping[str, Any],
+    path: DocumentPath,
+    defaults: DefaultTest,
+    origin: CaseOrigin,
+    findings: Findings,
+) -> tuple[EvaluatorConfig, ...]:
+    context = grader_context(findings, origin.variables, templates=True, prompt_files="prefix")
+    own = read_grader_list(raw["assert"], (*path, "assert"), context) if "assert" in raw else ()
+    shared: tuple[EvaluatorConfig, ...] = ()
+    if defaults.graders is not None:
+        shared = read_grader_list(defaults.graders, (*defaults.path, "assert"), context) or ()
+    origin.prompts.update(context.prompts)
+    return with_defaults(own or (), shared)
+
+
+def _inputs(
+    raw: Mapping[str, Any],
+    path: DocumentPath,
+    prompts: list[Prompt],
+    variables: Mapping[str, Any],
+    origin: CaseOrigin,
+    findings: Findings,
+) -> Iterator[tuple[str, tuple[Message, ...]]]:
+    """``(prompt id, messages)`` for each prompt, or the test's own input without prompts."""
+    renderer = Renderer(variables, findings)
+    if not prompts:
+        key = "input" if "input" in raw else None
+        value = raw["input"] if key else variables.get("input")
+        where = (*path, "input") if key else (*path, "vars", "input")
+        if value is None:
+            findings.error(where, "is required: the test's input (or a top-level 'prompts')")
+            return
+        yield "input", read_messages(value, where, findings, origin.files, renderer)
+        return
+    for prompt in prompts:
+        messages = prompt_messages(prompt, variables, path, origin, findings)
+        if messages is not None:
+            yield prompt.id, messages

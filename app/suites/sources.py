@@ -1,0 +1,212 @@
+"""What a suite reads from other files before its cases can be read.
+
+Case sources (``tests: cases.jsonl``, ``tests: [file://cases/*.yaml]``, a folder of
+``case.yaml`` folders, ``imports.tests``), prompt files of the prompts/providers/vars
+layout, a ``defaultTest`` file, and the ``guideline_patterns`` of the nearest
+``.agentv/config.yaml``. Every path is read through the request's ``FileSource`` (inline
+files, then the workspace roots, with its refusals and caps); a problem is an error at the
+place of the suite that names the file.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.errors import DocumentError, FileRefused
+from app.suites.case_files import CaseFileError, parse_case_file
+from app.suites.document import DocumentPath
+from app.suites.files import FileSource
+from app.suites.findings import Findings, describe
+from app.suites.listing import CASE_FOLDER_FILES, is_pattern
+from app.suites.parsing import parse_yaml
+
+FILE_PREFIX = "file://"
+CONFIG_FILE = ".agentv/config.yaml"
+CaseList = list[tuple[DocumentPath, Any]]
+
+
+@dataclass
+class Sources:
+    """Everything read from other files, for the dialect readers.
+
+    Attributes:
+        cases: Cases read from files, by the place of the suite that names them (each case
+            with its own location, the file's path as one part of it).
+        texts: Prompt and ``defaultTest`` files, by the path as the suite wrote it.
+        config_patterns: ``guideline_patterns`` of the nearest ``.agentv/config.yaml``.
+        source_name: The suite file's name when the suite was named by path.
+    """
+
+    cases: dict[DocumentPath, CaseList] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    config_patterns: tuple[str, ...] | None = None
+    source_name: str | None = None
+
+
+def strip_file_prefix(reference: str) -> str:
+    """A reference without ``file://``."""
+    return reference.strip().removeprefix(FILE_PREFIX)
+
+
+def case_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
+    """Where the suite names files of cases, and the reference written there."""
+    found: dict[DocumentPath, str] = {}
+    for key in ("tests", "evalcases", "eval_cases"):
+        listed = document.get(key)
+        if isinstance(listed, str):
+            found[(key,)] = listed
+        elif isinstance(listed, list):
+            for index, item in enumerate(listed):
+                if isinstance(item, str) and item.strip().startswith(FILE_PREFIX):
+                    found[(key, index)] = item
+    imports = document.get("imports")
+    tests = imports.get("tests") if isinstance(imports, dict) else None
+    for index, item in enumerate(tests if isinstance(tests, list) else []):
+        reference = item.get("path") if isinstance(item, dict) else item
+        if isinstance(reference, str):
+            found[("imports", "tests", index)] = reference
+    return found
+
+
+def text_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
+    """Prompt files and a ``defaultTest`` file of the prompts/providers/vars layout."""
+    found: dict[DocumentPath, str] = {}
+    prompts = document.get("prompts")
+    for index, item in enumerate(prompts if isinstance(prompts, list) else [prompts]):
+        where: DocumentPath = ("prompts", index) if isinstance(prompts, list) else ("prompts",)
+        if isinstance(item, str) and item.strip().startswith(FILE_PREFIX):
+            found[where] = strip_file_prefix(item)
+        elif isinstance(item, dict) and isinstance(item.get("file"), str):
+            found[(*where, "file")] = strip_file_prefix(item["file"])
+    for key in ("default_test", "defaultTest"):
+        value = document.get(key)
+        if isinstance(value, str):
+            found[(key,)] = strip_file_prefix(value)
+    return found
+
+
+async def load_sources(
+    document: Any, file_source: FileSource, findings: Findings, *, source_name: str | None
+) -> Sources:
+    """Read every file the suite needs before its cases can be read."""
+    sources = Sources(source_name=source_name)
+    sources.config_patterns = await _config_patterns(file_source, findings)
+    if not isinstance(document, dict):
+        return sources
+    for where, reference in case_references(document).items():
+        sources.cases[where] = await _cases(reference, where, file_source, findings)
+    texts = text_references(document)
+    loaded = await file_source.collect(list(texts.values()))
+    for where, path in texts.items():
+        if path in loaded.files:
+            sources.texts[path] = loaded.files[path]
+        else:
+            reason = loaded.refused.get(path, "file not found")
+            findings.error(where, f"file {path!r}: {reason}")
+    return sources
+
+
+async def _config_patterns(file_source: FileSource, findings: Findings) -> tuple[str, ...] | None:
+    """``guideline_patterns`` of the nearest ``.agentv/config.yaml`` (up to the root)."""
+    for candidate in file_source.listing.upward_candidates(CONFIG_FILE):
+        loaded = await file_source.collect([f"/{candidate}"])
+        text = loaded.files.get(f"/{candidate}")
+        if text is None:
+            continue
+        try:
+            config = parse_yaml(text)
+        except DocumentError as exc:
+            findings.error((), f"{candidate}: {exc.detail}")
+            return None
+        patterns = config.get("guideline_patterns") if isinstance(config, dict) else None
+        if patterns is None:
+            continue
+        if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+            findings.error((), f"{candidate}: guideline_patterns must be a list of glob patterns")
+            return None
+        return tuple(patterns)
+    return None
+
+
+async def _cases(
+    reference: str, where: DocumentPath, file_source: FileSource, findings: Findings
+) -> CaseList:
+    path = strip_file_prefix(reference)
+    try:
+        listed = await file_source.expand(path)
+    except FileRefused as exc:
+        findings.error(where, f"{path!r}: {exc}")
+        return []
+    if listed is None:
+        return await _file_cases(path, where, file_source, findings)
+    if not listed:
+        what = "the pattern matched no files" if is_pattern(path) else "the folder has no cases"
+        findings.error(where, f"{path!r}: {what}")
+    cases: CaseList = []
+    for name in listed:
+        cases.extend(await _file_cases(name, where, file_source, findings))
+    return cases
+
+
+async def _file_cases(
+    path: str, where: DocumentPath, file_source: FileSource, findings: Findings
+) -> CaseList:
+    loaded = await file_source.collect([path])
+    if path not in loaded.files:
+        reason = loaded.refused.get(path, "file not found")
+        findings.error(where, f"file {path!r}: {reason}")
+        return []
+    try:
+        cases = parse_case_file(path, loaded.files[path])
+    except (CaseFileError, DocumentError) as exc:
+        findings.error(where, f"file {path!r}: {exc}")
+        return []
+    if posixpath.basename(path) in CASE_FOLDER_FILES:
+        return await _folder_case(path, where, cases, file_source, findings)
+    return [((*where, f"@{path}", index), case) for index, case in enumerate(cases)]
+
+
+async def _folder_case(
+    path: str, where: DocumentPath, cases: list[Any], file_source: FileSource, findings: Findings
+) -> CaseList:
+    """A ``<id>/case.yaml`` case: its id defaults to the folder's name, its files are its own."""
+    folder = posixpath.dirname(path)
+    case = cases[0] if cases else None
+    if not isinstance(case, dict):
+        findings.error(
+            (*where, f"@{path}"), f"a case file holds one case (a mapping), not {describe(case)}"
+        )
+        return []
+    if await file_source.expand(f"{folder}/workspace") is not None:
+        findings.error(
+            (*where, f"@{path}"),
+            "a case folder with a workspace/ is not supported: it needs an agent workspace",
+        )
+        return []
+    case = {"id": posixpath.basename(folder), **case}
+    return [((*where, f"@{path}"), relocate_files(case, folder))]
+
+
+def relocate_files(value: Any, folder: str) -> Any:
+    """``{type: file, value: p}`` parts of a case read from ``folder``: paths from the suite."""
+    if isinstance(value, list):
+        return [relocate_files(item, folder) for item in value]
+    if not isinstance(value, dict):
+        return value
+    moved = {key: relocate_files(item, folder) for key, item in value.items()}
+    file_value = moved.get("value")
+    if (
+        moved.get("type") == "file"
+        and isinstance(file_value, str)
+        and not file_value.startswith("/")
+    ):
+        moved["value"] = posixpath.normpath(posixpath.join(folder, file_value))
+    if isinstance(moved.get("input_files"), list):
+        moved["input_files"] = [
+            posixpath.normpath(posixpath.join(folder, item)) if isinstance(item, str) else item
+            for item in moved["input_files"]
+        ]
+    return moved

@@ -1,0 +1,233 @@
+"""``{{ var }}`` templates in suites, rendered by Jinja2's sandboxed environment.
+
+Templates see plain data only: the case's variables (JSON values) at the top level and
+under ``vars``. Attribute and item access read mapping keys and list indices, nothing of
+Python (no methods, no dunder names), autoescape is off, and an undefined name is an error
+naming it. What a template may do is bounded, because suites come from requests: no
+``include``/``import``/``extends``, no macros or call blocks, no loop inside a loop or
+recursive loop, no ``range``, a short list of filters, ``*``/``**`` and string-building
+filters checked before they run, and every rendered text capped in size.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+from jinja2 import nodes
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+MAX_RENDERED_CHARS = 1_000_000
+"""Largest text one template may render (about the size of a large prompt)."""
+
+_SAFE_FILTERS = frozenset(
+    {"abs", "capitalize", "count", "d", "default", "first", "float", "int", "last", "length"}
+    | {"list", "lower", "max", "min", "round", "sort", "string", "sum", "title", "tojson"}
+    | {"trim", "unique", "upper"}
+)
+_FORBIDDEN_NODES: tuple[type[nodes.Node], ...] = (
+    nodes.Macro,
+    nodes.CallBlock,
+    nodes.Include,
+    nodes.Import,
+    nodes.FromImport,
+    nodes.Extends,
+    nodes.Block,
+)
+_SINGLE_VARIABLE = re.compile(r"\s*\{\{\s*(?:vars\.)?([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*")
+_PLACEHOLDER = re.compile(r"\{\{|\{%")
+AGENTV_RUNTIME_NAMES = frozenset(
+    {"tool_calls", "file_changes", "trace", "workspace_path", "output_messages", "metadata"}
+)
+"""Names AgentV fills in judge prompts at run time that this service does not provide."""
+
+
+class TemplateProblem(Exception):
+    """A template that cannot be rendered: undefined variable, syntax, or a refused construct."""
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, str | list | tuple) else 0
+
+
+def _checked_join(values: Any, separator: str = "") -> str:
+    items = [str(item) for item in values]
+    if sum(map(len, items)) + len(separator) * len(items) > MAX_RENDERED_CHARS:
+        raise SecurityError("join would build a text over the size limit")
+    return separator.join(items)
+
+
+def _checked_replace(text: str, old: str, new: str, count: int | None = None) -> str:
+    occurrences = text.count(old) if old else len(text) + 1
+    if len(text) + occurrences * len(new) > MAX_RENDERED_CHARS:
+        raise SecurityError("replace would build a text over the size limit")
+    return text.replace(old, new, -1 if count is None else count)
+
+
+class _DataEnvironment(ImmutableSandboxedEnvironment):
+    """A sandbox over JSON data: keys and indices only, size-checked arithmetic."""
+
+    intercepted_binops = frozenset({"*", "**", "%"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        """Refuse ``*`` and ``**`` whose result would be huge, and ``%`` string formatting."""
+        if operator == "%" and isinstance(left, str):
+            raise SecurityError("string formatting with % is not allowed")
+        if operator == "**" and (abs(right) > 64 if isinstance(right, int | float) else True):
+            raise SecurityError("the exponent of ** is over the limit of 64")
+        if operator == "*" and (_size(left) * abs(right) if isinstance(right, int) else 0) > (
+            MAX_RENDERED_CHARS
+        ):
+            raise SecurityError("repetition with * would build a text over the size limit")
+        if operator == "*" and (_size(right) * abs(left) if isinstance(left, int) else 0) > (
+            MAX_RENDERED_CHARS
+        ):
+            raise SecurityError("repetition with * would build a text over the size limit")
+        return super().call_binop(context, operator, left, right)
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        """``a.b`` reads key ``b`` of a mapping; nothing else has attributes here."""
+        return self.getitem(obj, attribute)
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        """``a[k]`` reads a mapping key or a list index."""
+        if isinstance(obj, jinja2.Undefined):
+            return obj  # the error names the first undefined name, not this key
+        try:
+            if isinstance(obj, Mapping) or (
+                isinstance(obj, list | tuple) and isinstance(argument, int)
+            ):
+                return obj[argument]
+        except (KeyError, IndexError):
+            pass
+        return self.undefined(obj=obj, name=argument)
+
+
+def _finalize(value: Any) -> Any:
+    """Objects and lists render as JSON; everything else as text."""
+    if isinstance(value, dict | list | tuple):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def _environment() -> _DataEnvironment:
+    environment = _DataEnvironment(
+        undefined=jinja2.StrictUndefined, autoescape=False, finalize=_finalize
+    )
+    environment.globals.clear()
+    safe: dict[str, Callable[..., Any]] = {
+        name: environment.filters[name] for name in _SAFE_FILTERS
+    }
+    safe.update(join=_checked_join, replace=_checked_replace)
+    environment.filters = safe
+    environment.tests = {
+        name: test
+        for name, test in environment.tests.items()
+        if name in ("defined", "undefined", "none", "number", "string", "mapping")
+        or name in ("sequence", "eq", "ne", "lt", "le", "gt", "ge", "in", "true", "false")
+    }
+    return environment
+
+
+_ENVIRONMENT = _environment()
+
+
+def _walk(node: nodes.Node, loop_depth: int = 0) -> Iterator[str]:
+    """Names of refused constructs in a parsed template."""
+    if isinstance(node, _FORBIDDEN_NODES):
+        yield f"'{type(node).__name__.lower()}' blocks are not allowed"
+        return
+    if isinstance(node, nodes.For):
+        if node.recursive:
+            yield "recursive loops are not allowed"
+        if loop_depth:
+            yield "a loop inside a loop is not allowed"
+        loop_depth += 1
+    for child in node.iter_child_nodes():
+        yield from _walk(child, loop_depth)
+
+
+@lru_cache(maxsize=1024)
+def _compile(source: str) -> jinja2.Template:
+    try:
+        tree = _ENVIRONMENT.parse(source)
+        refused = next(_walk(tree), None)
+        if refused is not None:
+            raise TemplateProblem(f"template construct refused: {refused}")
+        return _ENVIRONMENT.from_string(tree)
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateProblem(
+            f"template syntax error at line {exc.lineno}: {exc.message}"
+        ) from None
+    except jinja2.TemplateError as exc:
+        raise TemplateProblem(f"template refused: {exc.message}") from None
+
+
+def has_template(text: str) -> bool:
+    """Whether ``text`` holds a ``{{ ... }}`` or ``{% ... %}`` construct."""
+    return _PLACEHOLDER.search(text) is not None
+
+
+def single_variable(text: str) -> str | None:
+    """The variable name when ``text`` is exactly one ``{{ name }}`` (or ``{{ vars.name }}``)."""
+    found = _SINGLE_VARIABLE.fullmatch(text)
+    return found.group(1) if found else None
+
+
+def namespace(variables: Mapping[str, Any]) -> dict[str, Any]:
+    """What a template sees: each variable at the top level, and all of them as ``vars``."""
+    return {**variables, "vars": dict(variables)}
+
+
+def render(text: str, scope: Mapping[str, Any]) -> str:
+    """Render ``text`` with ``scope`` (see ``namespace``); text without a template is returned.
+
+    Raises:
+        TemplateProblem: An undefined variable (named), a syntax error, a refused construct
+            or a result over ``MAX_RENDERED_CHARS``.
+    """
+    if not has_template(text):
+        return text
+    template = _compile(text)
+    try:
+        chunks: list[str] = []
+        size = 0
+        for chunk in template.generate(scope):
+            size += len(chunk)
+            if size > MAX_RENDERED_CHARS:
+                raise TemplateProblem(
+                    f"the template renders more than {MAX_RENDERED_CHARS} characters"
+                )
+            chunks.append(chunk)
+    except jinja2.UndefinedError as exc:
+        raise TemplateProblem(_undefined_message(str(exc.message))) from None
+    except SecurityError as exc:
+        raise TemplateProblem(f"template refused: {exc}") from None
+    except (jinja2.TemplateError, TypeError, ValueError, ArithmeticError) as exc:
+        raise TemplateProblem(f"template cannot be rendered: {exc}") from None
+    return "".join(chunks)
+
+
+def _undefined_message(message: str) -> str:
+    found = re.fullmatch(r"'(.+)' is undefined", message)
+    if found and found.group(1) in AGENTV_RUNTIME_NAMES:
+        return (
+            f"'{{{{ {found.group(1)} }}}}' is filled by AgentV at run time; this service does "
+            "not provide it yet"
+        )
+    if found and found.group(1) == "env":
+        return (
+            "undefined variable 'env': environment variables are not available to suites "
+            "(put the value in the suite or its vars)"
+        )
+    if found:
+        return f"undefined variable '{found.group(1)}' (give it in vars)"
+    attribute = re.fullmatch(r"'.+' has no attribute '(.+)'", message)
+    if attribute:
+        return f"undefined variable: no key '{attribute.group(1)}' (give it in vars)"
+    return f"undefined variable: {message}"

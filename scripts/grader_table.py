@@ -1,0 +1,61 @@
+"""Write the table of grader types (docs/suites.md) from the catalog and the registry.
+
+Usage: .venv/bin/python scripts/grader_table.py [--write]
+Without ``--write`` the table is printed; a test checks docs/suites.md holds the current one.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from app.evaluators.catalog import COMMON_KEYS
+from app.evaluators.registry import EVALUATORS, GATE_OPTIONS, runnable_catalog
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "suites.md"
+START = "<!-- grader-table:start -->"
+END = "<!-- grader-table:end -->"
+
+
+def _keys(keys: frozenset[str]) -> str:
+    return ", ".join(f"`{key}`" for key in sorted(keys)) or "-"
+
+
+def grader_table() -> str:
+    """The Markdown table: every grader type, its aliases, and what runs today."""
+    lines = [
+        "| type | also written | what it checks | runs today | options honoured today |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for entry, runs in runnable_catalog():
+        aliases = ", ".join(f"`{alias}`" for alias in entry.aliases) or "-"
+        honoured = _keys(EVALUATORS.honours(entry.name) - GATE_OPTIONS) if runs else "-"
+        status = "yes" if runs else "not yet (refused)"
+        lines.append(f"| `{entry.name}` | {aliases} | {entry.summary} | {status} | {honoured} |")
+    common = _keys(COMMON_KEYS | GATE_OPTIONS)
+    return "\n".join(lines) + f"\n\nEvery grader that runs also honours {common}.\n"
+
+
+def doc_with_table(text: str) -> str:
+    """``text`` with the current table between the markers."""
+    head, found_start, rest = text.partition(START)
+    _old, found_end, tail = rest.partition(END)
+    if not (found_start and found_end):
+        raise SystemExit(f"docs/suites.md needs the markers {START} and {END}")
+    return f"{head}{START}\n{grader_table()}{END}{tail}"
+
+
+def main() -> int:
+    """Print the table, or write it into docs/suites.md with ``--write``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="rewrite docs/suites.md's table")
+    if not parser.parse_args().write:
+        print(grader_table(), end="")
+        return 0
+    DOC.write_text(doc_with_table(DOC.read_text(encoding="utf-8")), encoding="utf-8")
+    print("wrote the grader table into docs/suites.md")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

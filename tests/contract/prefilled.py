@@ -1,0 +1,88 @@
+"""The requests Swagger UI sends for the examples of the OpenAPI document, built from it.
+
+Swagger UI fills each operation with the first example of each parameter and of the JSON
+body; the other named examples (and the YAML body's) are one pick away. These are the same
+requests, so tests can check that each one succeeds on a fresh server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+METHODS = ("get", "post", "put", "patch", "delete")
+
+
+@dataclass(frozen=True)
+class ExampleRequest:
+    """One operation called with one of its examples."""
+
+    operation_id: str
+    example: str
+    method: str
+    path: str
+    content_type: str | None = None
+    content: bytes | None = None
+
+    def __str__(self) -> str:
+        return f"{self.method.upper()} {self.path} ({self.operation_id}: {self.example})"
+
+
+def operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(path, method, operation)`` in document order, deletions last (they remove runs)."""
+    found = [
+        (path, method, item[method])
+        for path, item in document["paths"].items()
+        for method in METHODS
+        if method in item
+    ]
+    return sorted(found, key=lambda entry: entry[1] == "delete")
+
+
+def example_requests(document: dict[str, Any], *, every_example: bool) -> list[ExampleRequest]:
+    """The prefilled request of every operation, or one request per example of each body."""
+    requests = []
+    for path, method, operation in operations(document):
+        url = fill_path(path, operation)
+        bodies = body_examples(operation.get("requestBody"), every_example=every_example)
+        if not bodies:
+            requests.append(ExampleRequest(operation["operationId"], "no body", method, url))
+        for name, content_type, content in bodies:
+            requests.append(
+                ExampleRequest(operation["operationId"], name, method, url, content_type, content)
+            )
+    return requests
+
+
+def fill_path(path: str, operation: dict[str, Any]) -> str:
+    """``path`` with each path parameter replaced by its first example."""
+    for parameter in operation.get("parameters", []):
+        if parameter["in"] == "path":
+            examples = parameter.get("examples")
+            assert examples, f"{path}: path parameter {parameter['name']} has no example"
+            value = next(iter(examples.values()))["value"]
+            path = path.replace("{" + parameter["name"] + "}", str(value))
+    return path
+
+
+def body_examples(
+    body: dict[str, Any] | None, *, every_example: bool
+) -> list[tuple[str, str, bytes]]:
+    """``(name, content type, bytes)`` of the JSON body's first example, or of every example."""
+    if body is None:
+        return []
+    content = body["content"]
+    json_examples = content["application/json"].get("examples", {})
+    assert json_examples, f"JSON body without examples: {body}"
+    found = [
+        (name, "application/json", orjson.dumps(example["value"]))
+        for name, example in json_examples.items()
+    ]
+    if not every_example:
+        return found[:1]
+    yaml_example = content.get("application/yaml", {}).get("example")
+    if yaml_example is not None:
+        found.append(("yaml body", "application/yaml", yaml_example.encode()))
+    return found

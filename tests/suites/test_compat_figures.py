@@ -1,0 +1,46 @@
+"""The compatibility figures: AgentV's own eval files through the suite reader, no grader lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scripts.agentv_compat import DEFAULT_FOLDERS, check_file, eval_files
+
+pytestmark = pytest.mark.skipif(
+    not DEFAULT_FOLDERS, reason="AgentV's sample eval files are not on this machine"
+)
+
+
+async def test_every_sample_eval_file_loads_or_is_refused_by_name_and_drops_no_grader() -> None:
+    outcomes = [
+        await check_file(folder, path) for folder in DEFAULT_FOLDERS for path in eval_files(folder)
+    ]
+    assert len(outcomes) > 50
+    assert sum(outcome.dropped for outcome in outcomes) == 0
+    for outcome in outcomes:
+        assert outcome.loaded or outcome.errors, outcome.path
+        assert outcome.dialect != "unknown" or "evals.json" in outcome.path, outcome.path
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "2026-07-01/examples/features/default-graders/evals/dataset.eval.yaml",
+        "2026-07-01/examples/features/suite-level-input/evals/dataset.eval.yaml",
+        "2026-07-01/examples/features/test-vars-templating/evals/dataset.eval.yaml",
+        "2026-07-01/examples/features/external-datasets/evals/dataset.eval.yaml",
+        "2026-07-08/examples/features/test-vars-templating/evals/suite.yaml",
+        "2026-07-08/examples/features/assert/evals/suite.yaml",
+    ],
+)
+async def test_feature_examples_of_each_generation_load(relative: str) -> None:
+    folder = next(folder for folder in DEFAULT_FOLDERS if relative.startswith(folder.name))
+    outcome = await check_file(folder, folder.parent / relative)
+    assert outcome.loaded, outcome.errors
+    assert outcome.dropped == 0
+
+
+def test_sample_folders_are_where_the_script_looks() -> None:
+    assert all(isinstance(folder, Path) and folder.is_dir() for folder in DEFAULT_FOLDERS)

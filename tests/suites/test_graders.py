@@ -1,0 +1,317 @@
+"""Graders of every dialect into the suite model: canonical types, aliases, nothing dropped."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.evaluators.catalog import GRADER_TYPES, find_type
+from app.evaluators.registry import EVALUATOR_TYPES, EVALUATORS, runnable_catalog
+from tests.suites.helpers import check, errors_by_path
+
+ISSUE_13_TYPES = [
+    "contains",
+    "llm-grader",
+    "code-grader",
+    "icontains-any",
+    "rubrics",
+    "tool-trajectory",
+    "regex",
+    "is-json",
+    "execution-metrics",
+    "composite",
+    "equals",
+    "word-count",
+    "field-accuracy",
+    "latency",
+    "cost",
+    "starts-with",
+    "ends-with",
+    "contains-all",
+    "icontains-all",
+    "typeof",
+    "skill-trigger",
+    "llm-rubric",
+    "not-contains",
+    "contains-any",
+    "icontains",
+    "script",
+    "assert-set",
+    "llm_judge",
+    "code_judge",
+    "code_grader",
+]
+
+
+def suite_with(*graders: Any, strings: bool = True) -> dict[str, Any]:
+    if strings:
+        return {"tests": [{"id": "a", "criteria": "x", "input": "Hi", "assertions": list(graders)}]}
+    return {"evalcases": [{"id": "a", "outcome": "x", "input": "Hi", "evaluators": list(graders)}]}
+
+
+async def graders_of(*graders: Any) -> list[Any]:
+    report = await check(suite_with(*graders))
+    assert report.valid, report.errors
+    assert report.suite is not None
+    return list(report.suite.cases[0].evaluators)
+
+
+def test_every_type_real_files_use_is_in_the_catalog() -> None:
+    for declared in ISSUE_13_TYPES:
+        entry, _ = find_type(declared)
+        assert entry is not None, declared
+
+
+def test_the_runnable_types_are_exactly_the_registered_ones() -> None:
+    runnable = {entry.name for entry, runs in runnable_catalog() if runs}
+    assert runnable == set(EVALUATOR_TYPES)
+    assert runnable <= {entry.name for entry in GRADER_TYPES}
+
+
+def test_registering_a_type_outside_the_catalog_is_refused() -> None:
+    with pytest.raises(ValueError, match="not a grader type of the catalog"):
+        EVALUATORS.register("made_up", EVALUATORS)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("declared", "canonical"),
+    [
+        ("llm_judge", "llm_judge"),
+        ("llm-grader", "llm_judge"),
+        ("llm-rubric", "llm_judge"),
+        ("rubrics", "llm_judge"),
+        ("code_judge", "code_judge"),
+        ("code-grader", "code_judge"),
+        ("code_grader", "code_judge"),
+        ("script", "code_judge"),
+        ("assert-set", "composite"),
+        ("is-json", "is_json"),
+        ("Contains-All", "contains_all"),
+    ],
+)
+def test_aliases_map_to_canonical_names(declared: str, canonical: str) -> None:
+    entry, negated = find_type(declared)
+    assert entry is not None
+    assert (entry.name, negated) == (canonical, False)
+
+
+@given(
+    st.sampled_from(
+        [spelling for entry in GRADER_TYPES for spelling in (entry.name, *entry.aliases)]
+    ),
+    st.lists(st.booleans(), min_size=40, max_size=40),
+    st.booleans(),
+)
+def test_case_and_hyphens_do_not_matter_and_not_negates(
+    spelling: str, uppers: list[bool], negate: bool
+) -> None:
+    expected, _ = find_type(spelling)
+    written = "".join(
+        (c.upper() if up else c) if c not in "-_" else ("-" if up else "_")
+        for c, up in zip(spelling, uppers * 3, strict=False)
+    )
+    entry, negated = find_type(("not-" if negate else "") + written)
+    assert (entry, negated) == (expected, negate)
+
+
+async def test_a_type_not_runnable_yet_is_an_error_naming_it_in_every_spelling() -> None:
+    for declared in ("code_judge", "code-grader", "code_grader", "script"):
+        report = await check(suite_with({"type": declared, "command": ["uv", "run", "x.py"]}))
+        message = errors_by_path(report)["tests[0].assertions[0].type"]
+        assert f"grader type {declared!r}" in message
+        assert "is not supported yet" in message
+        assert report.suite is None
+
+
+async def test_an_unknown_type_is_an_error_naming_it() -> None:
+    report = await check(suite_with({"type": "vibes-check"}))
+    assert (
+        "unknown grader type 'vibes-check'" in errors_by_path(report)["tests[0].assertions[0].type"]
+    )
+
+
+async def test_not_prefix_negates_a_runnable_check() -> None:
+    [grader] = await graders_of({"type": "not-contains", "value": "sorry"})
+    assert (grader.type, grader.negate, grader.name) == ("contains", True, "not-contains")
+
+
+async def test_negating_a_judge_is_not_supported_yet() -> None:
+    report = await check(suite_with({"type": "not-llm-rubric", "value": "Polite"}))
+    message = errors_by_path(report)["tests[0].assertions[0].type"]
+    assert message == "option 'negate' of grader type 'llm_judge' is not supported yet"
+
+
+async def test_an_option_the_runner_does_not_honour_yet_is_an_error() -> None:
+    report = await check(suite_with({"type": "contains", "value": "x", "threshold": 0.5}))
+    assert errors_by_path(report) == {
+        "tests[0].assertions[0].threshold": (
+            "option 'threshold' of grader type 'contains' is not supported yet"
+        )
+    }
+
+
+async def test_unknown_keys_are_kept_and_reported() -> None:
+    report = await check(suite_with({"type": "contains", "value": "x", "colour": "blue"}))
+    assert report.valid, report.errors
+    assert report.suite is not None
+    [grader] = report.suite.cases[0].evaluators
+    assert grader.model_extra == {"colour": "blue"}
+    assert any("colour" in warning and "kept unused" in warning for warning in report.warnings)
+
+
+async def test_strings_become_one_rubric_judge_weighted_by_their_number() -> None:
+    graders = await graders_of(
+        {"type": "contains", "value": "x"}, "Is polite", {"type": "is-json"}, "Is short"
+    )
+    assert [(g.name, g.type, g.weight) for g in graders] == [
+        ("contains", "contains", 1.0),
+        ("rubrics", "llm_judge", 2.0),
+        ("is-json", "is_json", 1.0),
+    ]
+    assert [item.description for item in graders[1].rubrics] == ["Is polite", "Is short"]
+
+
+async def test_strings_in_a_2025_evaluator_list_are_errors() -> None:
+    report = await check(suite_with("Is polite", strings=False))
+    assert "must be a mapping" in errors_by_path(report)["evalcases[0].evaluators[0]"]
+
+
+async def test_unnamed_graders_get_unique_names_and_named_ones_must_be() -> None:
+    graders = await graders_of(
+        {"type": "contains", "value": "a"},
+        {"type": "contains", "value": "b"},
+        {"name": "contains-2", "type": "regex", "value": "c"},
+    )
+    assert [g.name for g in graders] == ["contains", "contains-3", "contains-2"]
+    report = await check(
+        suite_with(
+            {"name": "n", "type": "is-json"}, {"name": "n", "type": "contains", "value": "x"}
+        )
+    )
+    assert "duplicate grader name 'n'" in errors_by_path(report)["tests[0].assertions[1].name"]
+
+
+async def test_names_come_from_name_metric_or_id() -> None:
+    graders = await graders_of(
+        {"metric": "m", "type": "is-json"}, {"id": "i", "type": "contains", "value": "x"}
+    )
+    assert [g.name for g in graders] == ["m", "i"]
+
+
+async def test_regex_flags_become_inline_flags() -> None:
+    [grader] = await graders_of({"type": "regex", "value": "hello", "flags": "gi"})
+    assert grader.value == "(?i)hello"
+    report = await check(suite_with({"type": "regex", "value": "x", "flags": "q"}))
+    assert (
+        "unsupported regular expression flags"
+        in errors_by_path(report)["tests[0].assertions[0].flags"]
+    )
+
+
+async def test_required_and_min_score_are_read() -> None:
+    first, second = await graders_of(
+        {"type": "is-json", "required": True}, {"type": "contains", "value": "x", "required": 0.6}
+    )
+    assert (first.required, first.min_score) == (True, None)
+    assert (second.required, second.min_score) == (True, 0.6)
+
+
+async def test_rubrics_from_criteria_value_and_rubrics_keys() -> None:
+    graders = await graders_of(
+        {"type": "rubrics", "criteria": ["A", {"id": "b", "outcome": "B", "weight": 2}]},
+        {"name": "r2", "type": "llm-rubric", "value": "C"},
+    )
+    assert [(i.id, i.description, i.weight) for i in graders[0].rubrics] == [
+        ("rubric-1", "A", 1.0),
+        ("b", "B", 2.0),
+    ]
+    assert [i.description for i in graders[1].rubrics] == ["C"]
+
+
+@pytest.mark.parametrize("option", ["score_ranges", "operator", "min_score"])
+async def test_rubric_options_not_run_yet_are_errors(option: str) -> None:
+    value = {"score_ranges": {"0": "bad"}, "operator": "correctness", "min_score": 0.5}[option]
+    report = await check(
+        suite_with({"type": "rubrics", "criteria": [{"id": "a", "outcome": "A", option: value}]})
+    )
+    assert errors_by_path(report)[f"tests[0].assertions[0].criteria[0].{option}"] == (
+        f"rubric option {option!r} is not supported yet"
+    )
+
+
+async def test_composite_weighted_average_weights_become_child_weights() -> None:
+    [composite] = await graders_of(
+        {
+            "name": "gate",
+            "type": "composite",
+            "assertions": [
+                {"name": "a", "type": "contains", "value": "x"},
+                {"name": "b", "type": "contains", "value": "y"},
+            ],
+            "aggregator": {"type": "weighted_average", "weights": {"a": 0.3, "b": 0.7}},
+        }
+    )
+    assert [(child.name, child.weight) for child in composite.evaluators] == [
+        ("a", 0.3),
+        ("b", 0.7),
+    ]
+    assert composite.aggregator is not None
+    assert composite.aggregator.type == "weighted_average"
+
+
+@pytest.mark.parametrize(
+    ("aggregator", "path", "message"),
+    [
+        ({"type": "threshold", "threshold": 0.5}, "aggregator.type", "not supported yet"),
+        ({"type": "code-grader", "path": "bun run x.js"}, "aggregator.type", "not supported yet"),
+        ({"type": "median"}, "aggregator.type", "unknown aggregator 'median'"),
+        ({"type": "weighted_average", "weights": {"zz": 1}}, "aggregator.weights.zz", "no child"),
+    ],
+)
+async def test_composite_aggregators_not_run_yet_are_errors(
+    aggregator: dict[str, Any], path: str, message: str
+) -> None:
+    grader = {
+        "type": "composite",
+        "assertions": [{"name": "a", "type": "contains", "value": "x"}],
+        "aggregator": aggregator,
+    }
+    report = await check(suite_with(grader))
+    assert message in errors_by_path(report)[f"tests[0].assertions[0].{path}"]
+
+
+async def test_graders_that_do_not_run_yet_keep_every_key_in_the_model() -> None:
+    from app.suites.findings import Findings
+    from app.suites.graders import GraderContext, read_grader
+    from app.suites.reading import Renderer
+
+    findings = Findings()
+    context = GraderContext(findings, Renderer(None, findings), Renderer(None, findings))
+    raw = {
+        "name": "t",
+        "type": "tool-trajectory",
+        "mode": "in_order",
+        "expected": [{"tool": "Read", "max_duration_ms": 200}],
+        "weight": 2,
+    }
+    grader = read_grader(raw, ("g",), context)
+    [error] = findings.errors
+    assert "'tool-trajectory' (tool_trajectory) is not supported yet" in error.message
+    assert grader is not None
+    assert (grader.name, grader.type, grader.weight) == ("t", "tool_trajectory", 2.0)
+    assert grader.model_extra == {"mode": "in_order", "expected": raw["expected"]}
+    code = read_grader(
+        {"type": "code-grader", "command": "bun run x.ts", "fields": [1]}, ("c",), context
+    )
+    assert code is not None
+    assert (code.command, code.model_extra) == (("bun", "run", "x.ts"), {"fields": [1]})
+
+
+def test_the_grader_table_in_the_docs_is_current() -> None:
+    from scripts.grader_table import DOC, doc_with_table
+
+    text = DOC.read_text(encoding="utf-8")
+    assert doc_with_table(text) == text, "run .venv/bin/python scripts/grader_table.py --write"
