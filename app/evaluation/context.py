@@ -12,7 +12,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from app.evaluation.records import RoleAttempts, RoleLatency, RoleUsage, TokenUsage
+from app.evaluation.records import RoleAttempts, RoleCost, RoleLatency, RoleUsage, TokenUsage
+from app.evaluators.programs import ProgramRunner
 from app.providers.base import CallRole, ProviderKind, ProviderRequest, ProviderResponse
 from app.providers.errors import ProviderError
 
@@ -102,19 +103,22 @@ class CaseContext:
     Attributes:
         providers: Targets by name.
         cache: The response cache, used when the plan says so.
+        programs: Runs code graders' programs (None: code graders are not enabled).
     """
 
     providers: TargetLookup
     cache: ResponseCache | None = None
+    programs: ProgramRunner | None = None
 
 
 @dataclass
 class CallLedger:
-    """Tokens, milliseconds, requests and cache hits of one case's calls, by role."""
+    """Tokens, milliseconds, requests, cost and cache hits of one case's calls, by role."""
 
     usage: RoleUsage = field(default_factory=RoleUsage)
     latency: RoleLatency = field(default_factory=RoleLatency)
     attempts: RoleAttempts = field(default_factory=RoleAttempts)
+    cost: RoleCost = field(default_factory=RoleCost)
     calls: dict[str, int] = field(default_factory=dict)
     hits: dict[str, int] = field(default_factory=dict)
 
@@ -127,6 +131,9 @@ class CallLedger:
         tokens: TokenUsage = getattr(self.usage, role.value)
         tokens.input_tokens += response.usage.input_tokens or 0
         tokens.output_tokens += response.usage.output_tokens or 0
+        if response.cost_usd is not None:
+            spent = getattr(self.cost, role.value) or 0.0
+            setattr(self.cost, role.value, spent + response.cost_usd)
         self._spend(role, elapsed_ms)
         self.calls[role.value] = self.calls.get(role.value, 0) + 1
         if response.cached:

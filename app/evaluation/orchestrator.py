@@ -17,15 +17,16 @@ from datetime import UTC, datetime
 from app.evaluation.context import CallLedger, CaseContext, RecordedTarget, ResponseCache
 from app.evaluation.plan import RunPlan
 from app.evaluation.records import RawRequest, ResultRecord, TokenUsage
+from app.evaluation.trials import combine_trials, decided
 from app.evaluators.aggregate import Combined, combine
-from app.evaluators.base import EvaluationContext, EvaluatorOutcome, JudgeClient
+from app.evaluators.base import CandidateRun, EvaluationContext, EvaluatorOutcome, JudgeClient
 from app.evaluators.config import DEFAULT_EVALUATOR
 from app.evaluators.registry import EVALUATORS, EvaluatorRegistry
 from app.evaluators.results import CaseStatus
 from app.evaluators.verdicts import status_for
 from app.formatting.messages import FormattedPrompt
 from app.observability.logging import bind_log_context
-from app.providers.base import CallRole, ProviderRequest
+from app.providers.base import CallRole, ProviderRequest, ProviderResponse
 from app.providers.errors import ProviderError
 from app.suites.model import EvalCase, FormattedCase
 
@@ -43,6 +44,7 @@ class _CaseState:
     ledger: CallLedger = field(default_factory=CallLedger)
     raw_request: RawRequest | None = None
     candidate_answer: str | None = None
+    candidate: CandidateRun = field(default_factory=CandidateRun)
     outcomes: Sequence[EvaluatorOutcome] = ()
 
     def record(self, combined: Combined | None = None, *, error: str | None = None) -> ResultRecord:
@@ -78,6 +80,8 @@ class _CaseState:
             latency_ms=self.ledger.latency,
             attempts=self.ledger.attempts,
             cached=self.ledger.cached() if self.plan.use_cache else None,
+            cost_usd=self.ledger.cost,
+            tool_calls=list(self.candidate.tool_calls),
             error=error,
         )
 
@@ -104,12 +108,21 @@ async def evaluate_case(
         registry: The evaluators by type.
     """
     case = formatted.case
-    state = _CaseState(case=case, plan=plan)
-    if candidate_usage is not None:
-        state.ledger.usage.candidate = candidate_usage.model_copy()
-    state.ledger.latency.candidate = candidate_latency_ms
+    trials = case.trials or plan.trials
     with bind_log_context(case_id=case.id):
-        return await _guarded(state, formatted, context, candidate_answer, registry)
+        if candidate_answer is not None or trials.count == 1:
+            state = _CaseState(case=case, plan=plan)
+            if candidate_usage is not None:
+                state.ledger.usage.candidate = candidate_usage.model_copy()
+            state.ledger.latency.candidate = candidate_latency_ms
+            return await _guarded(state, formatted, context, candidate_answer, registry)
+        records: list[ResultRecord] = []
+        for _ in range(trials.count):
+            state = _CaseState(case=case, plan=plan)
+            records.append(await _guarded(state, formatted, context, None, registry))
+            if trials.early_exit and decided(trials.strategy, records):
+                break
+        return combine_trials(records, trials, case.thresholds or plan.thresholds)
 
 
 async def _guarded(
@@ -152,12 +165,14 @@ async def _run_case(
         guideline_paths=list(formatted.guideline_paths),
         chat_prompt=list(formatted.chat_prompt),
     )
+    response: ProviderResponse | None = None
     if candidate_answer is None:
         runtime = context.providers.get(plan.target)
         candidate = RecordedTarget(runtime, CallRole.CANDIDATE, state.ledger, cache)
         response = await candidate.complete(ProviderRequest.for_candidate(formatted, case.id))
         candidate_answer = response.text
     state.candidate_answer = candidate_answer
+    state.candidate = candidate_run(state.ledger, response)
     thresholds = case.thresholds or plan.thresholds
     evaluation = EvaluationContext(
         case=case,
@@ -167,9 +182,25 @@ async def _run_case(
         thresholds=thresholds,
         resolve_judge=lambda name: _judge(context, state.ledger, name, cache),
         judge_attempts=plan.judge_attempts,
+        candidate=state.candidate,
+        programs=context.programs,
     )
     state.outcomes = await _run_evaluators(case, evaluation, registry)
     return state.record(combine(state.outcomes, thresholds))
+
+
+def candidate_run(ledger: CallLedger, response: ProviderResponse | None) -> CandidateRun:
+    """The candidate call's figures (what the ledger counted, what the target reported)."""
+    tokens = ledger.usage.candidate
+    return CandidateRun(
+        latency_ms=ledger.latency.candidate,
+        input_tokens=tokens.input_tokens,
+        output_tokens=tokens.output_tokens,
+        cost_usd=ledger.cost.candidate,
+        duration_ms=response.duration_ms if response else None,
+        llm_calls=(response.llm_calls or ledger.calls.get("candidate")) if response else None,
+        tool_calls=response.tool_calls if response else (),
+    )
 
 
 def _judge(

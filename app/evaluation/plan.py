@@ -9,7 +9,7 @@ from app.evaluation.context import RunnableTarget, TargetLookup
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import DEFAULT_GUIDELINE_PATTERNS, FormatOptions, Mode
 from app.settings.targets import DEFAULT_TARGET
-from app.suites.model import EvalSuite
+from app.suites.model import EvalSuite, Trials
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class RunPlan:
         guideline_patterns: Globs that mark referenced files as guidelines.
         judge_attempts: Judge calls per evaluator before a reply is a ``judge_error``.
         case_timeout_seconds: Time limit of one case; ``None`` for none.
+        trials: How often each case runs (the suite's ``repeat``; a case's own wins).
     """
 
     target: str
@@ -41,6 +42,7 @@ class RunPlan:
     mode: Mode = "lm"
     guideline_patterns: tuple[str, ...] = DEFAULT_GUIDELINE_PATTERNS
     case_timeout_seconds: float | None = None
+    trials: Trials = field(default_factory=Trials)
 
 
 def build_run_plan(
@@ -76,6 +78,7 @@ def build_run_plan(
         guideline_patterns=tuple(guideline_patterns or suite.guideline_patterns),
         judge_attempts=judge_attempts,
         case_timeout_seconds=case_timeout_seconds,
+        trials=suite.trials,
     )
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.evaluators.results import CaseStatus, EvaluatorRawRequest, EvaluatorResult, Verdict
 from app.formatting.messages import ChatMessage
+from app.providers.base import ToolCall
 
 
 class RawRequest(BaseModel):
@@ -42,11 +43,52 @@ class RoleLatency(BaseModel):
     judge: float | None = None
 
 
+class RoleCost(BaseModel):
+    """US dollars per role, summed over the calls whose target reported a cost."""
+
+    candidate: float | None = None
+    judge: float | None = None
+
+
 class RoleAttempts(BaseModel):
     """Requests actually sent per role: retries, fallbacks and judge re-asks included."""
 
     candidate: int = 0
     judge: int = 0
+
+
+class TrialRun(BaseModel):
+    """One trial of a case."""
+
+    trial: int
+    status: CaseStatus
+    score: float | None
+    passed: bool
+    candidate_answer: str | None = None
+    error: str | None = None
+
+
+class ScoreSpread(BaseModel):
+    """How the trials' scores spread (None without scores)."""
+
+    mean: float | None = None
+    std_dev: float | None = Field(None, description="Sample standard deviation (0 for one).")
+    min: float | None = None
+    max: float | None = None
+
+
+class TrialsSummary(BaseModel):
+    """A case's trials: the strategy, how many passed, pass@k and the spread of scores."""
+
+    requested: int
+    count: int = Field(description="Trials run (fewer than requested after an early exit).")
+    strategy: Literal["pass_any", "pass_all", "mean"]
+    passed: int
+    pass_at_k: dict[str, float] = Field(
+        description="pass@k by k: the chance that one of k trials passes (unbiased estimate)."
+    )
+    scores: ScoreSpread
+    runs: list[TrialRun]
 
 
 class ResultRecord(BaseModel):
@@ -80,6 +122,17 @@ class ResultRecord(BaseModel):
     )
     cached: dict[str, bool] | None = Field(
         None, description="Which roles' replies came from the response cache."
+    )
+    cost_usd: RoleCost = Field(
+        default_factory=RoleCost,
+        description="What the calls cost per role, when their targets report it.",
+    )
+    tool_calls: list[ToolCall] = Field(
+        default_factory=list,
+        description="Tool calls the candidate target reported with its answer, in order.",
+    )
+    trials: TrialsSummary | None = Field(
+        None, description="A case run several times (`repeat`): each trial and pass@k."
     )
     error: str | None = None
 

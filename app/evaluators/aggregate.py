@@ -29,9 +29,21 @@ class Combined:
     error: str | None = None
 
 
-def weighted_mean(results: Sequence[EvaluatorResult]) -> float:
-    """Mean of the scores weighted by ``weight``; a plain mean when every weight is 0."""
-    scores = [(result.score or 0.0, result.weight) for result in results]
+def contribution(outcome: EvaluatorOutcome) -> float:
+    """What a grader adds to a weighted mean: its score, or 1 when it passed its own mark.
+
+    A grader with its own pass mark (``threshold``, a metric's default) that reached it counts
+    as fully met, as in promptfoo; one that missed it fails the case anyway.
+    """
+    result = outcome.result
+    if outcome.own_mark and result.passed:
+        return 1.0
+    return result.score or 0.0
+
+
+def weighted_mean(outcomes: Sequence[EvaluatorOutcome]) -> float:
+    """Mean of the contributions weighted by ``weight``; a plain mean when every weight is 0."""
+    scores = [(contribution(outcome), outcome.result.weight) for outcome in outcomes]
     total = sum(weight for _, weight in scores)
     if total > 0:
         return sum(score * weight for score, weight in scores) / total
@@ -69,6 +81,6 @@ def combine(outcomes: Sequence[EvaluatorOutcome], thresholds: Thresholds) -> Com
         return Combined(status, None, None, hits, misses, reasoning, forces_fail, message)
     if not results:
         return Combined("error", None, None, error="no evaluator ran")
-    score = weighted_mean(results)
+    score = weighted_mean(outcomes)
     verdict: Verdict = "fail" if forces_fail else verdict_for(score, thresholds)
     return Combined("ok", score, verdict, hits, misses, reasoning, forces_fail)

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.expected import ExpectedMessage
 from app.evaluators.results import EvaluatorRawRequest, EvaluatorResult
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import Message
-from app.providers.base import ProviderRequest, ProviderResponse
+from app.providers.base import ProviderRequest, ProviderResponse, ToolCall
+
+if TYPE_CHECKING:
+    from app.evaluators.programs import ProgramRunner
 
 
 class CaseView(Protocol):
@@ -57,6 +60,28 @@ class JudgeClient(Protocol):
 
 
 @dataclass(frozen=True)
+class CandidateRun:
+    """What is known of the candidate's call besides its answer (metric graders read it).
+
+    Attributes:
+        latency_ms: Time the candidate call took, retries included (as in the record).
+        input_tokens / output_tokens: Tokens the candidate's calls used.
+        cost_usd: What the call cost, when the target reports it.
+        duration_ms: How long an agent says it worked (else ``latency_ms`` stands in).
+        llm_calls: Model calls an agent reports (an API target: one per call).
+        tool_calls: Tool calls the target reports, in order.
+    """
+
+    latency_ms: float | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    duration_ms: float | None = None
+    llm_calls: int | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+@dataclass(frozen=True)
 class EvaluationContext:
     """Everything an evaluator may read about one case and its candidate answer.
 
@@ -70,6 +95,8 @@ class EvaluationContext:
         thresholds: Score thresholds for verdicts.
         resolve_judge: Finds another judge target by name (an evaluator's ``target``).
         judge_attempts: Judge calls per evaluator before a reply is declared unparseable.
+        candidate: The candidate call's metrics and reported tool calls.
+        programs: Runs code graders' programs; None when the operator has not enabled them.
     """
 
     case: CaseView
@@ -79,6 +106,8 @@ class EvaluationContext:
     judge_attempts: int
     thresholds: Thresholds = field(default_factory=Thresholds)
     resolve_judge: Callable[[str], JudgeClient] | None = None
+    candidate: CandidateRun = field(default_factory=CandidateRun)
+    programs: ProgramRunner | None = None
 
     @property
     def reference_answer(self) -> str:
@@ -105,11 +134,17 @@ class EvaluatorOutcome:
         result: The evaluator's entry in ``evaluator_results``.
         raw_request: The judge prompts, when the evaluator called a judge.
         forces_fail: An unmet required rubric: the case fails whatever the score.
+        pass_mark: The evaluator's own pass mark for this result (a ``threshold``
+            aggregator's share), used when the grader gives no ``threshold``.
+        own_mark: The result was judged by the grader's own pass mark, not the case's (set
+            by the registry).
     """
 
     result: EvaluatorResult
     raw_request: EvaluatorRawRequest | None = None
     forces_fail: bool = False
+    pass_mark: float | None = None
+    own_mark: bool = False
 
 
 class Evaluator(Protocol):

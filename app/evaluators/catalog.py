@@ -142,9 +142,8 @@ GRADER_TYPES: tuple[GraderType, ...] = (
         ("similar:cosine", "similar:dot", "similar:euclidean"),
         _METRIC | {"value"},
     ),
-    GraderType(
-        "bleu", "metric", "BLEU against the value or reference", ("gleu",), _METRIC | {"value"}
-    ),
+    GraderType("bleu", "metric", "BLEU against the value or reference", (), _METRIC | {"value"}),
+    GraderType("gleu", "metric", "GLEU against the value or reference", (), _METRIC | {"value"}),
     GraderType(
         "rouge_n",
         "metric",
@@ -153,7 +152,14 @@ GRADER_TYPES: tuple[GraderType, ...] = (
         _METRIC | {"value", "n"},
     ),
     GraderType(
-        "levenshtein", "metric", "edit distance to the value", ("meteor",), _METRIC | {"value"}
+        "levenshtein",
+        "metric",
+        "edit distance to the value at most `threshold`",
+        (),
+        _METRIC | {"value"},
+    ),
+    GraderType(
+        "meteor", "metric", "METEOR against the value or reference", (), _METRIC | {"value"}
     ),
     GraderType("perplexity", "metric", "the answer's perplexity", ("perplexity_score",), _METRIC),
     GraderType(
@@ -235,7 +241,7 @@ AGGREGATOR_TYPES: dict[str, str] = {
     "code_judge": "a program combines the children's results",
     "llm_judge": "a judge model combines the children's results",
 }
-"""Aggregators a ``composite`` may name; only ``weighted_average`` is runnable today."""
+"""Aggregators a ``composite`` may name (``registry.RUNNABLE_AGGREGATORS`` run)."""
 
 AGGREGATOR_ALIASES: dict[str, str] = {
     "weighted_mean": "weighted_average",

@@ -1,9 +1,12 @@
-"""Checks that need no judge: ``contains``, ``regex``, ``equals`` and ``is_json``.
+"""Checks that need no judge: text containment, prefixes, equality, patterns, word counts.
 
-Each passes (score 1) or fails (score 0); ``negate: true`` inverts the outcome. ``value``:
-``contains`` takes a string or a list of strings (all must occur); ``regex`` a pattern
-searched anywhere in the answer; ``equals`` a value compared with the answer, both trimmed;
-``is_json`` needs no value and validates against ``schema`` (JSON Schema) when one is given.
+Each check passes (score 1) or fails (score 0); ``negate: true`` (or promptfoo's ``not-``
+prefix) inverts the outcome. ``value`` is a string or a list of strings: ``contains`` /
+``icontains`` with a list need every value (as ``-all``), ``-any`` forms need one. The
+``i`` forms ignore case (Unicode case folding). ``starts_with`` / ``ends_with`` compare with
+the answer stripped of surrounding whitespace; ``equals`` compares both trimmed; ``regex``
+searches the pattern anywhere; ``word_count`` counts whitespace-separated words against
+``min`` / ``max``. JSON checks live in ``json_checks``.
 """
 
 from __future__ import annotations
@@ -13,9 +16,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
 from app.errors import EvaluatorConfigError
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome
@@ -32,7 +32,11 @@ class CheckOutcome:
     description: str
 
 
-def _text_values(config: EvaluatorConfig) -> list[str]:
+Check = Callable[[EvaluatorConfig, str], CheckOutcome]
+
+
+def text_values(config: EvaluatorConfig) -> list[str]:
+    """``value`` as a list of strings (a string is a list of one)."""
     value = config.value
     if isinstance(value, str):
         return [value]
@@ -43,13 +47,54 @@ def _text_values(config: EvaluatorConfig) -> list[str]:
     )
 
 
-def check_contains(config: EvaluatorConfig, answer: str) -> CheckOutcome:
-    """Every ``value`` occurs in the answer."""
-    values = _text_values(config)
-    absent = [value for value in values if value not in answer]
-    if absent:
-        return CheckOutcome(False, f"answer does not contain {', '.join(map(repr, absent))}")
-    return CheckOutcome(True, f"answer contains {', '.join(map(repr, values))}")
+def _listed(values: list[str]) -> str:
+    return ", ".join(map(repr, values))
+
+
+def _containment(*, fold: bool, need_all: bool) -> Check:
+    def check(config: EvaluatorConfig, answer: str) -> CheckOutcome:
+        values = text_values(config)
+        haystack = answer.casefold() if fold else answer
+        found = [v for v in values if (v.casefold() if fold else v) in haystack]
+        absent = [v for v in values if v not in found]
+        case = " (ignoring case)" if fold else ""
+        if need_all and absent:
+            return CheckOutcome(False, f"answer does not contain {_listed(absent)}{case}")
+        if not need_all and not found:
+            return CheckOutcome(False, f"answer contains none of {_listed(values)}{case}")
+        return CheckOutcome(True, f"answer contains {_listed(found)}{case}")
+
+    return check
+
+
+check_contains = _containment(fold=False, need_all=True)
+check_contains_any = _containment(fold=False, need_all=False)
+check_icontains = _containment(fold=True, need_all=True)
+check_icontains_any = _containment(fold=True, need_all=False)
+
+
+def _single_text(config: EvaluatorConfig) -> str:
+    if not isinstance(config.value, str):
+        raise EvaluatorConfigError(
+            f"evaluator {config.name!r} ({config.type}): 'value' is a string"
+        )
+    return config.value
+
+
+def check_starts_with(config: EvaluatorConfig, answer: str) -> CheckOutcome:
+    """The answer (leading whitespace aside) starts with ``value``."""
+    value = _single_text(config)
+    if answer.lstrip().startswith(value):
+        return CheckOutcome(True, f"answer starts with {value!r}")
+    return CheckOutcome(False, f"answer does not start with {value!r}")
+
+
+def check_ends_with(config: EvaluatorConfig, answer: str) -> CheckOutcome:
+    """The answer (trailing whitespace aside) ends with ``value``."""
+    value = _single_text(config)
+    if answer.rstrip().endswith(value):
+        return CheckOutcome(True, f"answer ends with {value!r}")
+    return CheckOutcome(False, f"answer does not end with {value!r}")
 
 
 @lru_cache(maxsize=256)
@@ -81,38 +126,35 @@ def check_equals(config: EvaluatorConfig, answer: str) -> CheckOutcome:
     return CheckOutcome(False, f"answer does not equal {expected.strip()!r}")
 
 
-@lru_cache(maxsize=64)
-def _validator(schema_json: str) -> Draft202012Validator:
-    schema = json.loads(schema_json)
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+def word_limits(config: EvaluatorConfig) -> tuple[int | None, int | None]:
+    """``(min, max)`` of a ``word_count`` grader (at least one is given)."""
+    extra = config.model_extra or {}
+    low, high = extra.get("min"), extra.get("max")
+    for key, limit in (("min", low), ("max", high)):
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
+            raise EvaluatorConfigError(f"evaluator {config.name!r}: '{key}' must be a whole number")
+    if low is None and high is None:
+        raise EvaluatorConfigError(f"evaluator {config.name!r}: give 'min' and/or 'max' words")
+    return low, high
 
 
-def check_is_json(config: EvaluatorConfig, answer: str) -> CheckOutcome:
-    """The answer is JSON, valid for ``schema`` when one is given."""
-    try:
-        document = json.loads(answer.strip())
-    except (json.JSONDecodeError, RecursionError) as exc:
-        return CheckOutcome(False, f"answer is not JSON: {exc}")
-    if config.json_schema is None:
-        return CheckOutcome(True, "answer is JSON")
-    try:
-        validator = _validator(json.dumps(config.json_schema, sort_keys=True))
-    except SchemaError as exc:
-        raise EvaluatorConfigError(
-            f"evaluator {config.name!r} (is_json): invalid JSON Schema: {exc.message}"
-        ) from exc
-    error = next(iter(validator.iter_errors(document)), None)
-    if error is not None:
-        where = "/".join(str(part) for part in error.absolute_path) or "(root)"
-        return CheckOutcome(False, f"answer does not match the schema at {where}: {error.message}")
-    return CheckOutcome(True, "answer is JSON matching the schema")
+def check_word_count(config: EvaluatorConfig, answer: str) -> CheckOutcome:
+    """The answer has at least ``min`` and at most ``max`` whitespace-separated words."""
+    low, high = word_limits(config)
+    count = len(answer.split())
+    parts = [f"at least {low}"] if low is not None else []
+    if high is not None:
+        parts.append(f"at most {high}")
+    limits = " and ".join(parts)
+    held = (low is None or count >= low) and (high is None or count <= high)
+    verb = "within" if held else "outside"
+    return CheckOutcome(held, f"answer has {count} words, {verb} the limits ({limits})")
 
 
 class DeterministicEvaluator:
     """Runs one check function and turns it into a pass (1.0) or fail (0.0) result."""
 
-    def __init__(self, check: Callable[[EvaluatorConfig, str], CheckOutcome]) -> None:
+    def __init__(self, check: Check) -> None:
         self._check = check
 
     async def evaluate(
@@ -123,17 +165,22 @@ class DeterministicEvaluator:
         The description states what was found, so it reads right with or without ``negate``.
         """
         outcome = self._check(config, context.candidate_answer)
-        held = outcome.held != config.negate
-        description = outcome.description
-        score = 1.0 if held else 0.0
-        result = EvaluatorResult(
-            name=config.name,
-            type=config.type,
-            score=score,
-            verdict=verdict_for(score, context.thresholds),
-            hits=[description] if held else [],
-            misses=[] if held else [description],
-            reasoning=description,
-            weight=config.weight,
-        )
-        return EvaluatorOutcome(result=result)
+        return EvaluatorOutcome(result=check_result(config, context, outcome))
+
+
+def check_result(
+    config: EvaluatorConfig, context: EvaluationContext, outcome: CheckOutcome
+) -> EvaluatorResult:
+    """The pass (1) or fail (0) result of a check, inverted by ``negate``."""
+    held = outcome.held != config.negate
+    score = 1.0 if held else 0.0
+    return EvaluatorResult(
+        name=config.name,
+        type=config.type,
+        score=score,
+        verdict=verdict_for(score, context.thresholds),
+        hits=[outcome.description] if held else [],
+        misses=[] if held else [outcome.description],
+        reasoning=outcome.description,
+        weight=config.weight,
+    )

@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from app.errors import EvaluatorConfigError
 from app.evaluators.base import EvaluationContext, Evaluator, EvaluatorOutcome, JudgeClient
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.judge_output import JudgeVerdict, Unscored, parse_verdict
@@ -155,6 +156,7 @@ async def ask_judge(
     parse: Callable[[str], ParsedT | Unscored],
     attempts: int,
     case_id: str,
+    temperature: float | None = None,
 ) -> JudgeExchange[ParsedT]:
     """Call the judge until ``parse`` accepts its reply, at most ``attempts`` times.
 
@@ -171,7 +173,7 @@ async def ask_judge(
             question=user_prompt,
             chat_prompt=chat,
             role=CallRole.JUDGE,
-            options=ModelOptions(json_schema=schema),
+            options=ModelOptions(json_schema=schema, temperature=temperature),
             case_id=case_id,
             attempt=attempt,
         )
@@ -191,6 +193,16 @@ async def ask_judge(
         if cut or not isinstance(parsed, Unscored):
             return exchange
     return exchange
+
+
+def judge_temperature(config: EvaluatorConfig) -> float | None:
+    """The grader's ``temperature`` for its judge calls (None: the target's)."""
+    value = (config.model_extra or {}).get("temperature")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 2:
+        raise EvaluatorConfigError(f"evaluator {config.name!r}: 'temperature' is 0 to 2")
+    return float(value)
 
 
 def unscored_result(
@@ -235,6 +247,7 @@ class LlmJudgeEvaluator:
             parse=parse_verdict,
             attempts=context.judge_attempts,
             case_id=context.case.id,
+            temperature=judge_temperature(config),
         )
         if isinstance(exchange.parsed, Unscored):
             result = unscored_result(config, exchange, exchange.parsed.reason)

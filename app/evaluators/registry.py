@@ -7,6 +7,8 @@ runnable once registered here.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
+from typing import Literal
 
 from app.errors import EvaluatorConfigError, ServiceError
 from app.evaluators.base import (
@@ -15,23 +17,42 @@ from app.evaluators.base import (
     EvaluatorOutcome,
 )
 from app.evaluators.catalog import GRADER_TYPES, GraderType
+from app.evaluators.code_judge import CodeJudgeEvaluator
 from app.evaluators.composite import CompositeEvaluator
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.deterministic import (
     DeterministicEvaluator,
     check_contains,
+    check_contains_any,
+    check_ends_with,
     check_equals,
-    check_is_json,
+    check_icontains,
+    check_icontains_any,
     check_regex,
+    check_starts_with,
+    check_word_count,
 )
+from app.evaluators.field_accuracy import FieldAccuracyEvaluator
+from app.evaluators.json_checks import check_contains_json, check_is_json, check_typeof
 from app.evaluators.llm_judge import LlmJudgeEvaluator
 from app.evaluators.results import EvaluatorResult
 from app.evaluators.rubrics import RubricEvaluator
+from app.evaluators.run_metrics import ExecutionMetricsEvaluator, SingleMetricEvaluator
+from app.evaluators.similarity import (
+    DEFAULT_PASS_MARKS,
+    SCORERS,
+    LevenshteinEvaluator,
+    MetricEvaluator,
+)
+from app.evaluators.trajectory import SkillTriggerEvaluator, ToolTrajectoryEvaluator
 
 _CANONICAL = frozenset(entry.name for entry in GRADER_TYPES)
 GATE_OPTIONS = frozenset({"required", "min_score"})
 """Options every registered grader honours: ``run`` makes a failing required grader fail
 the case."""
+ThresholdUse = Literal["pass_mark", "limit"]
+"""What a grader's ``threshold`` means: its pass mark, or a limit the evaluator checks itself
+(``latency`` ms, ``cost`` USD, ``levenshtein`` edits)."""
 
 
 class EvaluatorRegistry:
@@ -40,16 +61,29 @@ class EvaluatorRegistry:
     def __init__(self) -> None:
         self._by_type: dict[str, Evaluator] = {}
         self._options: dict[str, frozenset[str]] = {}
+        self._threshold: dict[str, ThresholdUse] = {}
+        self._default_marks: dict[str, float] = {}
 
-    def register(self, type_name: str, evaluator: Evaluator, options: Iterable[str] = ()) -> None:
+    def register(
+        self,
+        type_name: str,
+        evaluator: Evaluator,
+        options: Iterable[str] = (),
+        *,
+        threshold: ThresholdUse = "pass_mark",
+        default_pass_mark: float | None = None,
+    ) -> None:
         """Make ``evaluator`` handle configurations of ``type_name`` (a catalog name).
 
         Args:
             type_name: The canonical type name.
             evaluator: The implementation.
             options: The type's own keys (as eval files write them) it honours, besides
-                ``name``, ``type`` and ``weight``; a suite giving any other option of the
-                type is refused until the implementation honours it.
+                ``name``, ``type``, ``weight`` and ``threshold``; a suite giving any other
+                option of the type is refused until the implementation honours it.
+            threshold: What the grader's ``threshold`` means (its pass mark, or a limit).
+            default_pass_mark: The type's own pass mark when the grader gives none (else the
+                case's pass threshold applies).
 
         Raises:
             ValueError: ``type_name`` is not a canonical name of the catalog.
@@ -57,7 +91,10 @@ class EvaluatorRegistry:
         if type_name not in _CANONICAL:
             raise ValueError(f"{type_name!r} is not a grader type of the catalog")
         self._by_type[type_name] = evaluator
-        self._options[type_name] = frozenset(options) | GATE_OPTIONS
+        self._options[type_name] = frozenset(options) | GATE_OPTIONS | {"threshold"}
+        self._threshold[type_name] = threshold
+        if default_pass_mark is not None:
+            self._default_marks[type_name] = default_pass_mark
 
     def runs(self, type_name: str) -> bool:
         """Whether an implementation of the canonical ``type_name`` is registered."""
@@ -66,6 +103,10 @@ class EvaluatorRegistry:
     def honours(self, type_name: str) -> frozenset[str]:
         """The options of ``type_name`` its implementation honours (none if unregistered)."""
         return self._options.get(type_name, frozenset())
+
+    def default_pass_mark(self, type_name: str) -> float | None:
+        """The type's own pass mark when a grader gives no ``threshold`` (None: the case's)."""
+        return self._default_marks.get(type_name)
 
     @property
     def types(self) -> Iterable[str]:
@@ -82,24 +123,41 @@ class EvaluatorRegistry:
             outcome = await evaluator.evaluate(config, context)
         except (EvaluatorConfigError, ServiceError) as exc:
             return error_outcome(config, str(exc))
-        return _gated(config, outcome, context.thresholds.pass_)
+        return self._judged(config, outcome, context.thresholds.pass_)
 
+    def _judged(
+        self, config: EvaluatorConfig, outcome: EvaluatorOutcome, case_mark: float
+    ) -> EvaluatorOutcome:
+        """The outcome with ``passed`` set, judged by the grader's pass mark, and gated.
 
-def _gated(
-    config: EvaluatorConfig, outcome: EvaluatorOutcome, pass_mark: float
-) -> EvaluatorOutcome:
-    """A ``required`` grader under its floor fails the whole case.
-
-    The floor is its ``min_score``, else the pass mark; the other graders' scores do not
-    matter then.
-    """
-    score = outcome.result.score
-    if not config.required or score is None or outcome.forces_fail:
-        return outcome
-    floor = config.min_score if config.min_score is not None else pass_mark
-    if score >= floor:
-        return outcome
-    return EvaluatorOutcome(outcome.result, outcome.raw_request, forces_fail=True)
+        The pass mark is the grader's ``threshold`` (unless it is a limit), else the
+        evaluator's own for this result, else the type's default; a grader with such a mark
+        gets a pass/fail verdict by it, and failing it fails the case. Without one the case's
+        pass threshold decides. A ``required`` grader under its ``min_score`` (default: its
+        pass mark) fails the case too, whatever the other graders score.
+        """
+        result = outcome.result
+        if result.status != "ok" or result.score is None:
+            return outcome
+        own = config.threshold if self._threshold.get(config.type) == "pass_mark" else None
+        for fallback in (outcome.pass_mark, self._default_marks.get(config.type)):
+            own = fallback if own is None else own
+        if own is None:
+            passed = result.verdict == "pass"
+            update: dict[str, object] = {"passed": passed}
+        else:
+            passed = result.score >= own and not outcome.forces_fail
+            update = {"passed": passed, "verdict": "pass" if passed else "fail"}
+        forces = outcome.forces_fail or (own is not None and not passed)
+        if config.required:
+            floor = config.min_score if config.min_score is not None else own or case_mark
+            forces = forces or result.score < floor
+        return replace(
+            outcome,
+            result=result.model_copy(update=update),
+            forces_fail=forces,
+            own_mark=own is not None,
+        )
 
 
 def error_outcome(config: EvaluatorConfig, message: str) -> EvaluatorOutcome:
@@ -119,24 +177,75 @@ def error_outcome(config: EvaluatorConfig, message: str) -> EvaluatorOutcome:
 def build_registry() -> EvaluatorRegistry:
     """A registry holding every built-in evaluator type."""
     registry = EvaluatorRegistry()
-    judge_options = ("prompt", "rubrics", "criteria", "value", "target")
+    judge_options = ("prompt", "rubrics", "criteria", "value", "target", "temperature")
     registry.register("llm_judge", LlmJudgeEvaluator(RubricEvaluator()), judge_options)
-    registry.register("contains", DeterministicEvaluator(check_contains), ("value", "negate"))
-    registry.register("contains_all", DeterministicEvaluator(check_contains), ("value", "negate"))
+    checks = {
+        "contains": check_contains,
+        "contains_all": check_contains,
+        "contains_any": check_contains_any,
+        "icontains": check_icontains,
+        "icontains_all": check_icontains,
+        "icontains_any": check_icontains_any,
+        "starts_with": check_starts_with,
+        "ends_with": check_ends_with,
+        "equals": check_equals,
+        "typeof": check_typeof,
+    }
+    for name, check in checks.items():
+        registry.register(name, DeterministicEvaluator(check), ("value", "negate"))
     registry.register("regex", DeterministicEvaluator(check_regex), ("value", "negate", "flags"))
-    registry.register("equals", DeterministicEvaluator(check_equals), ("value", "negate"))
-    registry.register("is_json", DeterministicEvaluator(check_is_json), ("schema", "negate"))
+    registry.register(
+        "word_count", DeterministicEvaluator(check_word_count), ("min", "max", "negate")
+    )
+    for name, check in (("is_json", check_is_json), ("contains_json", check_contains_json)):
+        registry.register(name, DeterministicEvaluator(check), ("schema", "negate"))
+    registry.register("field_accuracy", FieldAccuracyEvaluator(), ("fields", "aggregation"))
+    _register_metrics(registry)
+    registry.register("tool_trajectory", ToolTrajectoryEvaluator(), _TRAJECTORY_OPTIONS)
+    registry.register("skill_trigger", SkillTriggerEvaluator(), ("skill", "should_trigger"))
+    registry.register("code_judge", CodeJudgeEvaluator(), ("command", "script", "cwd", "config"))
     composite_options = ("evaluators", "assertions", "assert", "aggregator")
     registry.register("composite", CompositeEvaluator(registry), composite_options)
     return registry
 
 
+_TRAJECTORY_OPTIONS = ("mode", "minimums", "expected", "args_match", "argsMatch")
+_EXECUTION_OPTIONS = (
+    "max_tool_calls",
+    "max_llm_calls",
+    "max_tokens",
+    "max_input_tokens",
+    "max_output_tokens",
+    "max_cost_usd",
+    "max_duration_ms",
+    "target_exploration_ratio",
+    "exploration_tolerance",
+)
+
+
+def _register_metrics(registry: EvaluatorRegistry) -> None:
+    registry.register(
+        "latency", SingleMetricEvaluator("latency_ms", "latency_ms"), threshold="limit"
+    )
+    registry.register(
+        "cost", SingleMetricEvaluator("max_cost_usd", "cost_usd"), ("budget",), threshold="limit"
+    )
+    registry.register("execution_metrics", ExecutionMetricsEvaluator(), _EXECUTION_OPTIONS)
+    for name, scorer in SCORERS.items():
+        options = ("value", "n") if name == "rouge_n" else ("value",)
+        registry.register(
+            name, MetricEvaluator(scorer), options, default_pass_mark=DEFAULT_PASS_MARKS[name]
+        )
+    registry.register("levenshtein", LevenshteinEvaluator(), ("value",), threshold="limit")
+
+
 EVALUATORS = build_registry()
 """The built-in evaluators (stateless, shared by every run)."""
 
-RUNNABLE_AGGREGATORS = frozenset({"weighted_average"})
-"""Aggregators a ``composite`` runs today: ``weighted_average`` is the children's weighted
-mean (its ``weights`` are the children's ``weight``)."""
+RUNNABLE_AGGREGATORS = frozenset(
+    {"weighted_average", "threshold", "all", "any", "code_judge", "llm_judge"}
+)
+"""Aggregators a ``composite`` runs (``composite`` module)."""
 
 EVALUATOR_TYPES: tuple[str, ...] = tuple(EVALUATORS.types)
 """The grader types that run today (canonical names)."""

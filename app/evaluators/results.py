@@ -23,12 +23,19 @@ class EvaluatorRawRequest(BaseModel):
 
 
 class EvaluatorResult(BaseModel):
-    """The outcome of one evaluator on one case."""
+    """The outcome of one grader on one case: name, score, pass/fail, weight and reasoning."""
 
     name: str
     type: str
     score: float | None
     verdict: Verdict | None
+    passed: bool | None = Field(
+        None,
+        description=(
+            "Whether the grader passed: its score reached its pass mark (its own `threshold`, "
+            "else the case's pass threshold); null when it could not grade."
+        ),
+    )
     hits: list[str] = Field(default_factory=list)
     misses: list[str] = Field(default_factory=list)
     reasoning: str | None = None

@@ -17,6 +17,7 @@ from app.evaluators.judge_output import RubricChecks, Unscored, parse_rubric_che
 from app.evaluators.llm_judge import (
     JudgeExchange,
     ask_judge,
+    judge_temperature,
     render_user_prompt,
     unscored_result,
 )
@@ -108,6 +109,7 @@ class RubricEvaluator:
             parse=lambda text: parse_rubric_checks(text, ids),
             attempts=context.judge_attempts,
             case_id=context.case.id,
+            temperature=judge_temperature(config),
         )
         if isinstance(exchange.parsed, Unscored):
             result = unscored_result(config, exchange, exchange.parsed.reason)

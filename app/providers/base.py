@@ -90,8 +90,25 @@ class CallAttempt(BaseModel):
     error: str | None = Field(None, description="Why the try failed (no secrets).")
 
 
+class ToolCall(BaseModel):
+    """One tool call a target reports having made while answering (agents, CLI programs).
+
+    ``tool`` is the tool's name; ``input`` and ``output`` are kept as the target wrote them.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    tool: str
+    input: Any = None
+    output: Any = None
+    id: str | None = None
+
+
 class ProviderResponse(BaseModel):
     """What a provider answered. ``raw`` is the reply body with secrets removed.
+
+    ``tool_calls``, ``cost_usd``, ``llm_calls`` and ``duration_ms`` are what a target reports
+    of its own work (the mock target's configuration, a CLI program's JSON output); graders of
+    tool trajectories and execution metrics read them.
 
     ``attempts`` lists every request the call made, the failed tries before this reply
     included (empty when the reply did not come through a target's runtime). A reply served
@@ -108,6 +125,16 @@ class ProviderResponse(BaseModel):
     cached: bool = False
     status: int | None = Field(None, description="The HTTP status of the reply (HTTP targets).")
     attempts: tuple[CallAttempt, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = Field(
+        (), description="Tool calls the target reports having made, in order."
+    )
+    cost_usd: float | None = Field(None, description="What the call cost, when the target says.")
+    llm_calls: int | None = Field(
+        None, description="Model calls an agent target reports having made for this answer."
+    )
+    duration_ms: float | None = Field(
+        None, description="How long the target says it worked on the answer (agents)."
+    )
 
     @property
     def cut_at_budget(self) -> bool:

@@ -7,10 +7,11 @@ placeholders are replaced inside argv items, so request data can never become sh
 ``{OUTPUT_FILE}``, ``{EVAL_ID}``, ``{ATTEMPT}`` and ``{FILES}``: the case's attached files,
 written into the run's folder, each formatted by the target's ``files_format`` (``--file
 {path}``); an argv item that is exactly ``{FILES}`` becomes those arguments. The answer is the
-output file if the program wrote one, else its stdout. The program runs in a fresh
-temporary folder (unless ``cwd`` is set) with a clean environment (``PATH``, ``HOME``,
-``LANG`` and the target's own ``env``), and its whole process group is killed on timeout or
-when the caller is cancelled.
+output file if the program wrote one, else its stdout; a JSON object in AgentV's output
+format (``agent_output``) also reports tool calls, tokens, cost and duration. The program
+runs in a fresh temporary folder (unless ``cwd`` is set) with a clean environment
+(``PATH``, ``HOME``, ``LANG`` and the target's own ``env``), and its whole process group is
+killed on timeout or when the caller is cancelled.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from app.providers.agent_output import parse_agent_output
 from app.providers.base import ProviderKind, ProviderRequest, ProviderResponse
 from app.providers.errors import ProviderError, ProviderTimeout, redact
 from app.providers.preview import ProviderPreview
@@ -198,13 +200,23 @@ class CliAdapter:
         else:
             text = stdout.decode("utf-8", "replace")
             source = "stdout"
-        text = text.strip()
+        latency_ms = (time.perf_counter() - started) * 1000
+        raw = {"source": source, "exit_code": code}
+        reported = parse_agent_output(text)
+        if reported is None:
+            return ProviderResponse(
+                text=text.strip(), latency_ms=latency_ms, finish_reason="exit", raw=raw
+            )
         return ProviderResponse(
-            text=text,
-            latency_ms=(time.perf_counter() - started) * 1000,
-            model=None,
+            text=reported.text.strip(),
+            usage=reported.usage,
+            latency_ms=latency_ms,
             finish_reason="exit",
-            raw={"source": source, "exit_code": code},
+            raw={**raw, "format": "agent-json"},
+            tool_calls=reported.tool_calls,
+            cost_usd=reported.cost_usd,
+            llm_calls=reported.llm_calls,
+            duration_ms=reported.duration_ms,
         )
 
     async def aclose(self) -> None:

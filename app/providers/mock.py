@@ -5,7 +5,8 @@ As a candidate it answers from its target's keys: ``answers`` (per case id), els
 JSON: an instance of ``options.json_schema`` when one is given, else
 ``{score, hits, misses, reasoning}``. The score is the share of the expected words (the
 ``expected_outcome`` and ``reference_answer`` sections of the judge prompt) found in the
-``candidate_answer`` section, so a better answer scores higher.
+``candidate_answer`` section, so a better answer scores higher. With a candidate answer it
+reports the target's configured ``tool_calls`` (by case id, ``"*"`` for any) and ``cost_usd``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ import json
 import re
 from typing import Any
 
-from app.providers.base import CallRole, ProviderKind, ProviderRequest, ProviderResponse, Usage
+from app.providers.base import (
+    CallRole,
+    ProviderKind,
+    ProviderRequest,
+    ProviderResponse,
+    ToolCall,
+    Usage,
+)
 from app.providers.json_schema import instance_from_schema
 from app.providers.preview import ProviderPreview
 from app.settings.targets import MockTarget
@@ -134,12 +142,21 @@ class MockAdapter:
         }
         return ProviderPreview(body=body, rewrites=[])
 
+    def tool_calls(self, request: ProviderRequest) -> tuple[ToolCall, ...]:
+        """The tool calls reported with a candidate answer: the case's, else ``"*"``'s."""
+        if request.role == CallRole.JUDGE:
+            return ()
+        configured = self.target.tool_calls
+        calls = configured.get(str(request.case_id), configured.get("*", []))
+        return tuple(ToolCall.model_validate(call.model_dump()) for call in calls)
+
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Answer after the target's ``latency_ms``."""
         if self.target.latency_ms:
             await asyncio.sleep(self.target.latency_ms / 1000)
         text = self.answer(request)
         prompt_words = sum(len(m.content.split()) for m in request.chat_prompt)
+        candidate = request.role != CallRole.JUDGE
         return ProviderResponse(
             text=text,
             usage=Usage(input_tokens=prompt_words, output_tokens=len(text.split())),
@@ -147,6 +164,8 @@ class MockAdapter:
             model=MOCK_MODEL,
             finish_reason="stop",
             raw={"rule": self.rule(request), "text": text},
+            tool_calls=self.tool_calls(request),
+            cost_usd=self.target.cost_usd if candidate else None,
         )
 
     async def aclose(self) -> None:

@@ -16,6 +16,7 @@ from app.evaluation.context import CaseContext, ResponseCache, TargetLookup
 from app.evaluation.plan import RunPlan, format_options, mode_of
 from app.evaluation.prepared import PreparedRun
 from app.evaluators.config import EvaluatorConfig
+from app.evaluators.programs import ProgramRunner
 from app.formatting import format_prompt
 from app.suites.model import EvalCase, EvalSuite, FormattedCase
 
@@ -52,7 +53,11 @@ def build_run_spec(run: PreparedRun) -> RunSpec:
     """The spec of a prepared run (its cases are stored on rows of their own)."""
     plan = run.plan
     return RunSpec(
-        suite={"dataset": plan.dataset, "thresholds": plan.thresholds.model_dump(by_alias=True)},
+        suite={
+            "dataset": plan.dataset,
+            "thresholds": plan.thresholds.model_dump(by_alias=True),
+            "trials": plan.trials.model_dump(),
+        },
         files=dict(run.files),
         plan=PlanSpec(
             target=plan.target,
@@ -90,9 +95,14 @@ def suite_of(spec: RunSpec) -> EvalSuite:
 
 
 def prepare_stored_run(
-    spec: RunSpec, providers: TargetLookup, cache: ResponseCache | None
+    spec: RunSpec,
+    providers: TargetLookup,
+    cache: ResponseCache | None,
+    programs: ProgramRunner | None = None,
 ) -> PreparedRun:
     """The ``PreparedRun`` a stored spec describes; its targets must still be configured.
+
+    ``programs`` runs code graders (None when the operator has not enabled them).
 
     Raises:
         UnknownTarget: The candidate or judge target is no longer configured.
@@ -111,6 +121,9 @@ def prepare_stored_run(
         guideline_patterns=stored.guideline_patterns or suite.guideline_patterns,
         judge_attempts=stored.judge_attempts,
         case_timeout_seconds=stored.case_timeout_seconds,
+        trials=suite.trials,
     )
-    context = CaseContext(providers=providers, cache=cache if plan.use_cache else None)
+    context = CaseContext(
+        providers=providers, cache=cache if plan.use_cache else None, programs=programs
+    )
     return PreparedRun(plan=plan, context=context, files=spec.files, evaluators=spec.evaluators)

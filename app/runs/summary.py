@@ -1,35 +1,49 @@
 """A run's summary, built from the stored result columns with the evaluation layer's builder.
 
-Only status, score and tokens are read back (not whole records), so summarising a large run
-stays cheap; the shape is the very ``RunSummary`` that ``/evaluate`` answers with.
+Only status, score, the graders' outcomes and tokens are read back (not whole records), so
+summarising a large run stays cheap; the shape is the very ``RunSummary`` that ``/evaluate``
+answers with.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, cast
 
-from app.evaluation.records import RoleUsage, TokenUsage
-from app.evaluation.summary import RunSummary, SummaryBuilder
+from app.evaluation.records import ResultRecord, RoleUsage, TokenUsage
+from app.evaluation.summary import GraderFact, RunSummary, SummaryBuilder, grader_facts
 from app.evaluators.results import CaseStatus
 from app.runs.models import ResultFacts
+
+
+def graders_column(record: ResultRecord) -> str:
+    """The ``results.graders`` column of a record: its graders' outcomes as compact JSON."""
+    return json.dumps(grader_facts(record), separators=(",", ":"), ensure_ascii=False)
+
+
+def _read_graders(column: str | None) -> list[GraderFact]:
+    if not column:
+        return []
+    return [(str(n), str(t), p, s) for n, t, p, s in json.loads(column)]
 
 
 def summarize_results(facts: ResultFacts) -> RunSummary:
     """The summary of a run's stored results."""
     builder = SummaryBuilder()
-    builder.add_outcomes(cast(list[tuple[CaseStatus, float | None]], facts.outcomes))
-    builder.add_usage(
-        RoleUsage(
-            candidate=TokenUsage(
-                input_tokens=facts.candidate_input_tokens,
-                output_tokens=facts.candidate_output_tokens,
-            ),
-            judge=TokenUsage(
-                input_tokens=facts.judge_input_tokens, output_tokens=facts.judge_output_tokens
-            ),
-        )
+    graders = facts.graders or [None] * len(facts.outcomes)
+    for (status, score), column in zip(facts.outcomes, graders, strict=True):
+        builder.count(cast(CaseStatus, status), score, _read_graders(column))
+    summary = builder.summary()
+    summary.usage = RoleUsage(
+        candidate=TokenUsage(
+            input_tokens=facts.candidate_input_tokens,
+            output_tokens=facts.candidate_output_tokens,
+        ),
+        judge=TokenUsage(
+            input_tokens=facts.judge_input_tokens, output_tokens=facts.judge_output_tokens
+        ),
     )
-    return builder.summary()
+    return summary
 
 
 def summary_document(facts: ResultFacts) -> dict[str, Any]:

@@ -102,6 +102,9 @@ class ResultRow(Base):
     judge_output_tokens: Mapped[int] = mapped_column(Integer, default=0)
     candidate_answer: Mapped[str | None] = mapped_column(Text, nullable=True)
     record: Mapped[str] = mapped_column(Text, doc="JSON of the ResultRecord.")
+    graders: Mapped[str | None] = mapped_column(
+        Text, nullable=True, doc="JSON of [name, type, passed, score] per grader (summaries)."
+    )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (

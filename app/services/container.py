@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from app.evaluation.prepared import PreparedRun
+from app.evaluators.programs import ProgramRunner
 from app.observability.logging import add_log_secrets
 from app.observability.metrics import Metrics
 from app.providers.limiter import local_limiter
@@ -109,9 +110,10 @@ def _scheduler(
 ) -> RunScheduler:
     """The embedded supervisor (SQLite), or the fleet's runs and this process's worker."""
     cache = StoredResponseCache(store)
+    programs = ProgramRunner.from_settings(settings)
 
     async def prepare(stored: dict[str, Any]) -> PreparedRun:
-        return prepare_stored_run(RunSpec.model_validate(stored), providers, cache)
+        return prepare_stored_run(RunSpec.model_validate(stored), providers, cache, programs)
 
     if fleet is None:
         executor = InProcessExecutor(store, prepare)

@@ -12,6 +12,7 @@ from app.errors import ServiceError
 from app.evaluation.context import CaseContext, TargetLookup
 from app.evaluation.plan import build_run_plan, format_options
 from app.evaluation.prepared import PreparedRun
+from app.evaluators.programs import ProgramRunner
 from app.schemas.evaluate import EvaluateRequest
 from app.settings import Settings
 from app.suites.files import FileSource
@@ -41,6 +42,7 @@ async def prepare_run(
         file_source=FileSource.from_settings(settings, request.files),
         case_ids=request.case_ids,
         allow_missing_files=request.allow_missing_files,
+        code_graders=settings.code_graders,
     )
     if report.suite is None or report.errors:
         raise suite_error(report.errors)
@@ -62,7 +64,7 @@ async def prepare_run(
     cases = format_cases(report, format_options(plan))
     return PreparedRun(
         plan=plan,
-        context=CaseContext(providers=targets),
+        context=CaseContext(providers=targets, programs=ProgramRunner.from_settings(settings)),
         files=report.files,
         cases=cases,
         warnings=tuple(report.warnings),

@@ -61,6 +61,20 @@ class Settings(BaseSettings):
         None,
         description="PATH given to the programs of `cli` targets (default: the service's own).",
     )
+    code_graders: bool = Field(
+        False,
+        description=(
+            "Run code graders (`code_judge`, `code-grader`, composite code aggregators): "
+            "programs named by suites read from a workspace root, never by suites sent in a "
+            "request body. Off: such suites are refused."
+        ),
+    )
+    code_grader_timeout_seconds: float = Field(
+        30.0, gt=0, description="Time limit of one code grader program run, in seconds."
+    )
+    code_grader_max_output_bytes: int = Field(
+        1 * MIB, ge=1024, description="Most bytes a code grader program may write to stdout."
+    )
     allow_inline_targets: bool = Field(
         False, description="Accept target configurations sent inline in requests."
     )

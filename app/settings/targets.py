@@ -118,13 +118,31 @@ class TargetBase(BaseModel):
         return tuple(v for v in (*keys, *self._secret_values) if v)
 
 
+class MockToolCall(BaseModel):
+    """A tool call the mock target reports with its answer: ``{tool, input?, output?, id?}``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    tool: str = Field(min_length=1)
+    input: Any = None
+    output: Any = None
+    id: str | None = None
+
+
 class MockTarget(TargetBase):
-    """The offline, deterministic provider: echo, a fixed text, or per-case answers."""
+    """The offline, deterministic provider: echo, a fixed text, or per-case answers.
+
+    ``tool_calls`` (by case id, ``"*"`` for every case) and ``cost_usd`` are reported with
+    each candidate answer, as an agent reports its own work.
+    """
 
     provider: Literal["mock"] = "mock"
     response: str | None = None
     answers: dict[str, str] = Field(default_factory=dict)
     latency_ms: float = Field(0.0, ge=0, validation_alias=_choices("latency_ms", "latencyMs"))
+    tool_calls: dict[str, list[MockToolCall]] = Field(
+        default_factory=dict, validation_alias=_choices("tool_calls", "toolCalls")
+    )
+    cost_usd: float | None = Field(None, ge=0, validation_alias=_choices("cost_usd", "costUsd"))
 
 
 class OpenAITarget(TargetBase):

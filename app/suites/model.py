@@ -6,7 +6,7 @@ them, and nothing downstream knows which dialect a suite was written in.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,6 +14,25 @@ from app.evaluators.config import EvaluatorConfig
 from app.evaluators.expected import ExpectedMessage
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import DEFAULT_GUIDELINE_PATTERNS, FormattedPrompt, Message
+
+TrialStrategy = Literal["pass_any", "pass_all", "mean"]
+
+
+class Trials(BaseModel):
+    """Run each case ``count`` times (AgentV's ``repeat``): how the trials make one result.
+
+    Attributes:
+        count: Trials per case (1: run once).
+        strategy: ``pass_any`` (the case passes when a trial passes: pass@k), ``pass_all``
+            (when every trial passes), ``mean`` (the mean score decides).
+        early_exit: Stop once the strategy's outcome is known (a pass for ``pass_any``, a
+            failure for ``pass_all``); pass@k then counts the trials run.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    count: int = Field(1, ge=1, le=100)
+    strategy: TrialStrategy = "pass_any"
+    early_exit: bool = False
 
 
 class EvalCase(BaseModel):
@@ -24,6 +43,7 @@ class EvalCase(BaseModel):
             graders).
         thresholds: The case's own verdict thresholds (a test's ``threshold``), else the
             suite's apply.
+        trials: The case's own ``repeat``, else the suite's applies.
         metadata: Tags, metadata and other descriptive keys, kept as written.
     """
 
@@ -37,6 +57,7 @@ class EvalCase(BaseModel):
     reference_answer: str = ""
     evaluators: tuple[EvaluatorConfig, ...] = ()
     thresholds: Thresholds | None = None
+    trials: Trials | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -49,6 +70,7 @@ class EvalSuite(BaseModel):
     target: str | None = None
     guideline_patterns: tuple[str, ...] = DEFAULT_GUIDELINE_PATTERNS
     thresholds: Thresholds = Thresholds()
+    trials: Trials = Trials()
     cases: tuple[EvalCase, ...]
     metadata: dict[str, Any] = Field(default_factory=dict)
     source_dir: str | None = Field(

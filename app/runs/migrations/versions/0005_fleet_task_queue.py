@@ -4,8 +4,8 @@ Drops ``runs.lease_holder`` and ``lease_until``; adds ``fleet_limits`` and ``fle
 (concurrency limits shared by every worker on the database); on PostgreSQL installs
 pgqueuer's schema (its queue, log and statistics tables, and the NOTIFY trigger).
 
-Revision ID: 0004
-Revises: 0003
+Revision ID: 0005
+Revises: 0004
 Create Date: 2026-11-23 14:30:00
 """
 
@@ -18,8 +18,8 @@ from alembic import op
 
 from app.runs.jobs import install_queue_schema, uninstall_queue_schema
 
-revision: str = "0004"
-down_revision: str | None = "0003"
+revision: str = "0005"
+down_revision: str | None = "0004"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

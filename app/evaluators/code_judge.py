@@ -1,0 +1,171 @@
+"""``code_judge``: a program reads the case and the answer as JSON on stdin and prints a result.
+
+It runs through ``programs.ProgramRunner`` (no shell, time limit, scratch folder, capped
+output), only when the operator enables code graders and only for graders read from a suite
+under a workspace root (their ``cwd`` is then that folder). The payload follows AgentV's
+code-grader wire format (snake_case):
+
+``question``, ``criteria`` (the expected outcome), ``expected_output`` (expected messages,
+else the reference answer as one assistant message), ``output`` and ``answer`` (the
+candidate's answer), ``messages`` (the answer as an assistant message with its tool calls),
+``input`` (the input messages), ``input_files``, ``trace`` / ``trace_summary`` (tool calls),
+``token_usage``, ``cost_usd``, ``duration_ms``, ``config`` (the grader's own keys), and
+``output_path``, ``file_changes``, ``workspace_path``, ``metadata`` as null.
+
+The program prints one JSON object: ``score`` (0..1), or ``pass`` (true/false), or
+``assertions: [{text, passed}]`` (score: the share passed); optional ``hits``, ``misses``,
+``reasoning``, ``details``. Anything else is an ``error`` result saying what it printed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from app.evaluators.base import EvaluationContext, EvaluatorOutcome
+from app.evaluators.config import EvaluatorConfig
+from app.evaluators.programs import ProgramError
+from app.evaluators.results import EvaluatorResult
+from app.evaluators.verdicts import verdict_for
+
+DISABLED = (
+    "code graders are not enabled on this service: the operator turns them on with "
+    "EVAL_CODE_GRADERS=true"
+)
+NOT_FROM_ROOT = "a code grader runs only in a suite read from a workspace root"
+
+
+def _dump(value: Any) -> Any:
+    return (
+        value.model_dump(mode="json", exclude_none=True) if hasattr(value, "model_dump") else value
+    )
+
+
+def payload(config: EvaluatorConfig, context: EvaluationContext) -> dict[str, Any]:
+    """The JSON a code grader reads on stdin (AgentV's wire names)."""
+    case, run = context.case, context.candidate
+    expected = [_dump(message) for message in case.expected_messages]
+    if not expected and context.reference_answer:
+        expected = [{"role": "assistant", "content": context.reference_answer}]
+    calls = [_dump(call) for call in run.tool_calls]
+    extra = dict(config.model_extra or {})
+    own = extra.pop("config", None)
+    return {
+        "question": context.question,
+        "criteria": context.expected_outcome,
+        "expected_output": expected,
+        "output": context.candidate_answer,
+        "answer": context.candidate_answer,
+        "messages": [
+            {"role": "assistant", "content": context.candidate_answer, "tool_calls": calls}
+        ],
+        "input": [_dump(message) for message in case.input_messages],
+        "input_files": [],
+        "trace": {"tool_calls": calls},
+        "trace_summary": {
+            "event_count": len(calls),
+            "tool_names": sorted({call.tool for call in run.tool_calls}),
+            "tool_calls_by_name": dict(Counter(call.tool for call in run.tool_calls)),
+        },
+        "token_usage": {"input": run.input_tokens, "output": run.output_tokens},
+        "cost_usd": run.cost_usd,
+        "duration_ms": run.duration_ms if run.duration_ms is not None else run.latency_ms,
+        "config": own if own is not None else (extra or None),
+        "output_path": None,
+        "file_changes": None,
+        "workspace_path": None,
+        "metadata": None,
+    }
+
+
+def _strings(value: Any) -> list[str]:
+    return (
+        [item for item in value if isinstance(item, str) and item.strip()]
+        if isinstance(value, list)
+        else []
+    )
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """The printed JSON object: the whole output, else its last line (after log lines)."""
+    for candidate in (text, text.splitlines()[-1] if text else ""):
+        try:
+            document = json.loads(candidate)
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if isinstance(document, dict):
+            return document
+    return None
+
+
+def read_result(stdout: str) -> dict[str, Any]:
+    """The program's JSON object: its score, hits, misses, reasoning and details.
+
+    Raises:
+        ProgramError: The program printed no JSON object with a usable score.
+    """
+    text = stdout.strip()
+    document = _json_object(text)
+    if document is None:
+        shown = text[:200] or "(nothing)"
+        raise ProgramError(f"the grader program printed no JSON object: {shown}")
+    assertions = [a for a in document.get("assertions") or [] if isinstance(a, dict)]
+    hits = _strings(document.get("hits")) + [
+        str(a.get("text")) for a in assertions if a.get("passed")
+    ]
+    misses = _strings(document.get("misses")) + [
+        str(a.get("text")) for a in assertions if not a.get("passed")
+    ]
+    score = document.get("score")
+    if isinstance(score, bool) or not isinstance(score, int | float):
+        if isinstance(document.get("pass"), bool):
+            score = 1.0 if document["pass"] else 0.0
+        elif assertions:
+            score = sum(bool(a.get("passed")) for a in assertions) / len(assertions)
+        else:
+            raise ProgramError(f"the grader program's result has no score: {text[:200]}")
+    reasoning = document.get("reasoning")
+    details = document.get("details")
+    return {
+        "score": min(max(float(score), 0.0), 1.0),
+        "hits": hits,
+        "misses": misses,
+        "reasoning": reasoning if isinstance(reasoning, str) else None,
+        "details": details if isinstance(details, dict) else None,
+    }
+
+
+class CodeJudgeEvaluator:
+    """Runs the grader's program on the case and answer, and reads its score."""
+
+    async def evaluate(
+        self, config: EvaluatorConfig, context: EvaluationContext
+    ) -> EvaluatorOutcome:
+        """Grade with the program; a refusal or a broken result is an ``error`` result."""
+        if context.programs is None:
+            raise ProgramError(DISABLED)
+        if config.cwd is None:
+            raise ProgramError(NOT_FROM_ROOT)
+        stdin = json.dumps(payload(config, context), ensure_ascii=False).encode()
+        ran = await context.programs.run(config.command, stdin, folder=Path(config.cwd))
+        found = read_result(ran.stdout)
+        score = found["score"]
+        return EvaluatorOutcome(
+            EvaluatorResult(
+                name=config.name,
+                type=config.type,
+                score=score,
+                verdict=verdict_for(score, context.thresholds),
+                hits=found["hits"],
+                misses=found["misses"],
+                reasoning=found["reasoning"] or "; ".join(found["hits"] + found["misses"]) or None,
+                weight=config.weight,
+                details={
+                    "command": list(config.command),
+                    "elapsed_ms": round(ran.elapsed_ms, 3),
+                    **({"program": found["details"]} if found["details"] else {}),
+                },
+            )
+        )

@@ -1,0 +1,126 @@
+"""JSON checks: ``is_json``, ``contains_json`` (both with an optional JSON Schema) and ``typeof``.
+
+``is_json``: the trimmed answer is one JSON document. ``contains_json``: some JSON object or
+array appears in the answer (a fenced block or inline in prose); with ``schema`` one of them
+must be valid. ``typeof``: the answer, read as JSON, has the JSON type ``value`` (``string``,
+``number``, ``integer``, ``boolean``, ``object``, ``array``, ``null``); an answer that is not
+JSON is a ``string``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from app.errors import EvaluatorConfigError
+from app.evaluators.config import EvaluatorConfig
+from app.evaluators.deterministic import CheckOutcome
+
+JSON_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
+_DECODER = json.JSONDecoder()
+_MAX_STARTS = 256
+
+
+@lru_cache(maxsize=64)
+def _validator(schema_json: str) -> Draft202012Validator:
+    schema = json.loads(schema_json)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def _schema_problem(config: EvaluatorConfig, document: Any) -> str | None:
+    """Why ``document`` does not match the grader's schema (None when it does)."""
+    if config.json_schema is None:
+        return None
+    try:
+        validator = _validator(json.dumps(config.json_schema, sort_keys=True))
+    except SchemaError as exc:
+        raise EvaluatorConfigError(
+            f"evaluator {config.name!r} ({config.type}): invalid JSON Schema: {exc.message}"
+        ) from exc
+    error = next(iter(validator.iter_errors(document)), None)
+    if error is None:
+        return None
+    where = "/".join(str(part) for part in error.absolute_path) or "(root)"
+    return f"does not match the schema at {where}: {error.message}"
+
+
+def check_is_json(config: EvaluatorConfig, answer: str) -> CheckOutcome:
+    """The answer is JSON, valid for ``schema`` when one is given."""
+    try:
+        document = json.loads(answer.strip())
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return CheckOutcome(False, f"answer is not JSON: {exc}")
+    problem = _schema_problem(config, document)
+    if problem is not None:
+        return CheckOutcome(False, f"answer {problem}")
+    return CheckOutcome(
+        True, "answer is JSON" + (" matching the schema" if config.json_schema else "")
+    )
+
+
+def embedded_json(text: str) -> Iterator[Any]:
+    """Every JSON object or array written in ``text``, in order (bounded work)."""
+    index, starts = 0, 0
+    while starts < _MAX_STARTS:
+        positions = [p for p in (text.find("{", index), text.find("[", index)) if p >= 0]
+        if not positions:
+            return
+        start = min(positions)
+        starts += 1
+        try:
+            document, end = _DECODER.raw_decode(text, start)
+        except (json.JSONDecodeError, RecursionError):
+            index = start + 1
+            continue
+        yield document
+        index = end
+
+
+def check_contains_json(config: EvaluatorConfig, answer: str) -> CheckOutcome:
+    """Some JSON object or array in the answer (valid for ``schema`` when one is given)."""
+    problems: list[str] = []
+    for document in embedded_json(answer):
+        problem = _schema_problem(config, document)
+        if problem is None:
+            suffix = " matching the schema" if config.json_schema else ""
+            return CheckOutcome(True, f"answer contains JSON{suffix}")
+        problems.append(problem)
+    if problems:
+        return CheckOutcome(False, f"no JSON in the answer matches the schema: {problems[0]}")
+    return CheckOutcome(False, "answer contains no JSON object or array")
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a decoded value (``integer`` for whole numbers)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def check_typeof(config: EvaluatorConfig, answer: str) -> CheckOutcome:
+    """The answer read as JSON has the type ``value`` (a non-JSON answer is a string)."""
+    wanted = config.value
+    if wanted not in JSON_TYPES:
+        raise EvaluatorConfigError(
+            f"evaluator {config.name!r} (typeof): 'value' must be one of {', '.join(JSON_TYPES)}"
+        )
+    try:
+        found = json_type(json.loads(answer.strip()))
+    except (json.JSONDecodeError, RecursionError):
+        found = "string"
+    held = found == wanted or (wanted == "number" and found == "integer")
+    return CheckOutcome(held, f"answer is of type {found}" + ("" if held else f", not {wanted}"))
