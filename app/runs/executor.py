@@ -70,6 +70,11 @@ class CaseLoader:
                 missing = RunNotFound(f"run {run_id!r} has no case number {seq}")
                 _settle(futures, case, exception=None if case else missing)
 
+    async def aclose(self) -> None:
+        """Wait for a read under way (its callers may have been cancelled meanwhile)."""
+        if self._reader is not None:
+            await asyncio.gather(self._reader, return_exceptions=True)
+
 
 def _settle(
     futures: list[asyncio.Future[StoredCase]],
@@ -95,6 +100,10 @@ class CaseExecutor(Protocol):
 
     async def run_case(self, run_id: str, seq: int) -> None:
         """Run one case and store its result."""
+        ...
+
+    async def aclose(self) -> None:
+        """Wait for work left running by cancelled cases."""
         ...
 
 
@@ -147,6 +156,15 @@ class InProcessExecutor:
     def forget(self, run_id: str) -> None:
         """Drop what is kept of a finished run."""
         self._prepared.pop(run_id, None)
+
+    async def aclose(self) -> None:
+        """Wait for the reads its cancelled callers left running (before the store closes).
+
+        Preparing a run and reading cases are shared by many cases, so cancelling one case
+        does not stop them; they hold a database connection until they end.
+        """
+        await asyncio.gather(*self._prepared.values(), return_exceptions=True)
+        await self._loader.aclose()
 
     async def execute_run(self, run_id: str) -> None:
         """Run every pending case of the run with a bounded pool of workers."""

@@ -122,3 +122,4 @@ class FleetRuns:
         if self.worker is not None:
             await self.worker.aclose()
         await asyncio.gather(*self._background, return_exceptions=True)
+        await self._executor.aclose()

@@ -124,3 +124,4 @@ class RunSupervisor:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self._executor.aclose()

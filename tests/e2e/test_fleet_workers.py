@@ -52,6 +52,7 @@ def fleet_env(tmp_path: Path, fake: FakeLLM, database: str, limit: int) -> dict[
         "EVAL_LOG_LEVEL": "WARNING",
         "EVAL_EXECUTE_CASES": "false",
         "EVAL_CLAIM_TIMEOUT_SECONDS": "2",
+        "EVAL_SAMPLE_RUN": "false",  # the workers' shares count this test's run only
     }
 
 
