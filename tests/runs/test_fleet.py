@@ -13,6 +13,8 @@ from app.runs.fleet_limits import FleetLimits
 from app.runs.jobs import asyncpg_dsn
 from app.runs.store import RunStore
 from app.runs.worker import CaseWorker
+from app.services.container import process_name
+from app.settings import Settings
 from tests.runs.builders import make_cases, make_new_run, make_record
 from tests.runs.conftest import _open_postgres_store, postgres_url
 
@@ -103,6 +105,26 @@ async def test_the_slots_of_a_holder_that_died_come_back_after_its_ttl(
     assert await second.try_acquire("run:x", 1) == []
     await asyncio.sleep(1.2)
     assert await second.try_acquire("run:x", 1) == [0]
+
+
+async def test_processes_given_one_instance_id_hold_slots_and_claims_of_their_own(
+    dsn: str,
+) -> None:
+    settings = Settings(instance_id="eval")  # two replicas deployed with one EVAL_INSTANCE_ID
+    names = sorted({process_name(settings), process_name(settings)})
+    assert len(names) == 2
+    assert all(name.startswith("eval-") for name in names)
+    first, second = (FleetLimits(dsn, name, ttl_seconds=5) for name in names)
+    await first.start()
+    await second.start()
+    try:
+        await first.ensure("run:y", 1)
+        assert await first.try_acquire("run:y", 1) == [0]
+        await second.release("run:y", 0)  # not the second's slot: it stays the first's
+        assert await second.try_acquire("run:y", 1) == []
+    finally:
+        await first.aclose()
+        await second.aclose()
 
 
 async def test_a_worker_runs_each_case_once_and_the_run_is_finished(
