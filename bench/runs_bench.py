@@ -76,6 +76,7 @@ async def measure(size: int, concurrency: int) -> dict[str, Any]:
                 response.raise_for_status()
                 run_id = response.json()["id"]
                 del body, response
+                cpu_started = time.process_time()  # every thread: the loop and SQLite's
                 after_submit = current_rss_mib()
                 during = after_submit
                 while True:
@@ -85,6 +86,7 @@ async def measure(size: int, concurrency: int) -> dict[str, Any]:
                         break
                     await asyncio.sleep(1.0)
                 elapsed = time.perf_counter() - started
+                cpu_seconds = time.process_time() - cpu_started
     created, finished = (datetime.fromisoformat(run[key]) for key in ("created_at", "finished_at"))
     run_seconds = (finished - created).total_seconds()
     return {
@@ -94,6 +96,7 @@ async def measure(size: int, concurrency: int) -> dict[str, Any]:
         "seconds": round(elapsed, 2),
         "run_seconds": round(run_seconds, 2),
         "ms_per_case": round(1000 * run_seconds / size, 3),
+        "cpu_ms_per_case": round(1000 * cpu_seconds / size, 3),
         "rss_after_submit_mib": round(after_submit, 1),
         "rss_peak_while_running_mib": round(during, 1),
         "peak_rss_mib": round(peak_rss_mib(), 1),
@@ -116,13 +119,13 @@ def main() -> None:
     if args.child:
         print(json.dumps(asyncio.run(measure(args.child, args.concurrency))))
         return
-    print("  cases     status     done  seconds  run s  ms/case  RSS after submit  "
+    print("  cases     status     done  seconds  run s  ms/case  CPU ms/case  RSS after submit  "
           "peak RSS running  peak RSS")  # fmt: skip
     for size in args.sizes:
         f = run_child(size, args.concurrency)
         print(
             f"{f['cases']:>7} {f['status']:>10} {f['done']:>8} {f['seconds']:>8} "
-            f"{f['run_seconds']:>6} {f['ms_per_case']:>8} "
+            f"{f['run_seconds']:>6} {f['ms_per_case']:>8} {f['cpu_ms_per_case']:>12} "
             f"{f['rss_after_submit_mib']:>13} MiB {f['rss_peak_while_running_mib']:>12} MiB "
             f"{f['peak_rss_mib']:>5} MiB"
         )
