@@ -119,15 +119,12 @@ class AdaptiveLimiter:
 
     def state(self) -> LimiterState:
         """The current limit, calls in flight and waiting, and 429s in the last minute."""
-        horizon = self._clock() - RECENT_WINDOW_SECONDS
-        while self._rate_limited_at and self._rate_limited_at[0] < horizon:
-            self._rate_limited_at.popleft()
         return LimiterState(
             limit=self.limit,
             max_limit=self.max_limit,
             in_flight=self.in_flight,
             waiting=len(self._waiters),
-            recent_429s=len(self._rate_limited_at),
+            recent_429s=count_recent(self._rate_limited_at, self._clock()),
         )
 
     def _wake(self) -> None:
@@ -137,3 +134,14 @@ class AdaptiveLimiter:
             if not waiter.done():
                 waiter.set_result(None)
                 free -= 1
+
+
+def count_recent(times: deque[float], now: float) -> int:
+    """How many of these (ascending) times fall in the last ``RECENT_WINDOW_SECONDS``.
+
+    Older ones are dropped from ``times``.
+    """
+    horizon = now - RECENT_WINDOW_SECONDS
+    while times and times[0] < horizon:
+        times.popleft()
+    return len(times)

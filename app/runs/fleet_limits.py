@@ -31,10 +31,10 @@ import asyncpg
 
 from app.providers.limiter import (
     MIN_SUCCESSES_TO_GROW,
-    RECENT_WINDOW_SECONDS,
     Limiter,
     LimiterFactory,
     LimiterState,
+    count_recent,
 )
 
 logger = logging.getLogger("app.runs.fleet_limits")
@@ -300,13 +300,10 @@ class FleetLimiter:
 
     def state(self) -> LimiterState:
         """The limit last seen, and this process's calls in flight and waiting."""
-        horizon = time.monotonic() - RECENT_WINDOW_SECONDS
-        while self._rate_limited_at and self._rate_limited_at[0] < horizon:
-            self._rate_limited_at.popleft()
         return LimiterState(
             limit=self.limit,
             max_limit=self.max_limit,
             in_flight=self.in_flight,
             waiting=self.waiting,
-            recent_429s=len(self._rate_limited_at),
+            recent_429s=count_recent(self._rate_limited_at, time.monotonic()),
         )
