@@ -232,3 +232,6 @@ class _NoExecutor:
 
     async def run_case(self, run_id: str, seq: int) -> Any:
         raise AssertionError("the worker calls Stored.run_case directly")
+
+    async def aclose(self) -> None:
+        pass
