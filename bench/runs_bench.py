@@ -1,9 +1,12 @@
-"""Peak memory of durable runs of 1 000 and 10 000 cases on the mock target.
+"""Time per case and peak memory of durable runs of 1 000 and 10 000 cases on the mock target.
 
 Each size runs in a fresh child process (so one run's peak does not hide the next): the app
 is started in-process with a SQLite file in a temporary folder, a run is submitted through
-the ASGI app, and the process's resident memory is sampled until the run completes. (The
-JSONL export is left out: httpx's ASGI transport buffers a whole response in memory.)
+the ASGI app, and the process's resident memory is sampled until the run completes. The
+mock target answers at once, so the run's own clock (stored submission to last commit) per
+case is the service's overhead per case: formatting is done at submission, so this is
+reading the case, the candidate and judge calls, grading and storing the record. (The JSONL
+export is left out: httpx's ASGI transport buffers a whole response in memory.)
 
     .venv/bin/python bench/runs_bench.py [--sizes 1000 10000] [--concurrency 32]
 """
@@ -18,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +76,7 @@ async def measure(size: int, concurrency: int) -> dict[str, Any]:
                 response.raise_for_status()
                 run_id = response.json()["id"]
                 del body, response
+                cpu_started = time.process_time()  # every thread: the loop and SQLite's
                 after_submit = current_rss_mib()
                 during = after_submit
                 while True:
@@ -81,11 +86,17 @@ async def measure(size: int, concurrency: int) -> dict[str, Any]:
                         break
                     await asyncio.sleep(1.0)
                 elapsed = time.perf_counter() - started
+                cpu_seconds = time.process_time() - cpu_started
+    created, finished = (datetime.fromisoformat(run[key]) for key in ("created_at", "finished_at"))
+    run_seconds = (finished - created).total_seconds()
     return {
         "cases": size,
         "status": run["status"],
         "done": run["progress"]["done"],
         "seconds": round(elapsed, 2),
+        "run_seconds": round(run_seconds, 2),
+        "ms_per_case": round(1000 * run_seconds / size, 3),
+        "cpu_ms_per_case": round(1000 * cpu_seconds / size, 3),
         "rss_after_submit_mib": round(after_submit, 1),
         "rss_peak_while_running_mib": round(during, 1),
         "peak_rss_mib": round(peak_rss_mib(), 1),
@@ -108,11 +119,13 @@ def main() -> None:
     if args.child:
         print(json.dumps(asyncio.run(measure(args.child, args.concurrency))))
         return
-    print("  cases     status     done  seconds  RSS after submit  peak RSS running  peak RSS")
+    print("  cases     status     done  seconds  run s  ms/case  CPU ms/case  RSS after submit  "
+          "peak RSS running  peak RSS")  # fmt: skip
     for size in args.sizes:
         f = run_child(size, args.concurrency)
         print(
             f"{f['cases']:>7} {f['status']:>10} {f['done']:>8} {f['seconds']:>8} "
+            f"{f['run_seconds']:>6} {f['ms_per_case']:>8} {f['cpu_ms_per_case']:>12} "
             f"{f['rss_after_submit_mib']:>13} MiB {f['rss_peak_while_running_mib']:>12} MiB "
             f"{f['peak_rss_mib']:>5} MiB"
         )

@@ -1,4 +1,4 @@
-"""Start the service as a real uvicorn process for end-to-end tests."""
+"""Start the service (a real uvicorn process) and its queue workers for end-to-end tests."""
 
 from __future__ import annotations
 
@@ -81,6 +81,46 @@ def running_service(
             process.terminate()
             try:
                 process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@contextmanager
+def running_worker(
+    env: Mapping[str, str], metrics_port: int | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Run ``python -m app.worker`` with ``env``; yield its metrics URL and process.
+
+    Ready once its metrics answer (it has migrated the database and joined the queue).
+    """
+    port = metrics_port or free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app.worker", "--metrics-port", str(port)],
+        cwd=ROOT,
+        env=dict(env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/metrics"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"worker exited with {process.returncode}")
+            try:
+                if httpx.get(url, timeout=1.0).status_code == 200:
+                    break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the worker did not start") from None
+            time.sleep(0.1)
+        yield url, process
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()

@@ -1,9 +1,9 @@
 """Prometheus metrics: one registry per app, so several apps (tests) never share counters.
 
-Counters and histograms are updated as things happen (HTTP middleware, provider layer);
-gauges of state that lives elsewhere are read at scrape time by ``StateCollector`` from the
-sources ``Metrics.watch`` was given: the targets' adaptive limiters, and runs and cases by
-status from the store.
+Counters and histograms are updated as things happen (HTTP middleware, provider layer, the
+queue's worker); gauges of state that lives elsewhere are read at scrape time by
+``StateCollector`` from the sources ``Metrics.watch`` was given: the targets' limiters, and
+runs, cases and (PostgreSQL) the queue's case jobs by status from the store.
 """
 
 from __future__ import annotations
@@ -103,6 +103,18 @@ class Metrics:
             "eval_http_requests_in_flight", "HTTP requests being served", registry=self.registry
         )
         self._add_provider_metrics()
+        self.cases_claimed = Counter(
+            "eval_worker_cases_claimed",
+            "Cases (jobs of the queue) claimed, by worker process",
+            ["worker"],
+            registry=self.registry,
+        )
+        self.cases_finished = Counter(
+            "eval_worker_cases_finished",
+            "Claimed cases ended, by worker process and outcome (stored, cancelled, requeued)",
+            ["worker", "outcome"],
+            registry=self.registry,
+        )
         self.state = StateCollector()
         self.statuses: StatusSource | None = None
         self.registry.register(self.state)
@@ -152,6 +164,14 @@ class Metrics:
     def record_rate_limited(self, target: str, role: str) -> None:
         """Count one 429 answer from a provider."""
         self.provider_rate_limited.labels(target, role).inc()
+
+    def record_case_claimed(self, worker: str) -> None:
+        """Count one case claimed by ``worker`` (a job of the queue)."""
+        self.cases_claimed.labels(worker).inc()
+
+    def record_case_finished(self, worker: str, outcome: str) -> None:
+        """Count one claimed case that ended (``stored``, ``cancelled`` or ``requeued``)."""
+        self.cases_finished.labels(worker, outcome).inc()
 
     def watch(self, *, limiters: LimiterSource, statuses: StatusSource) -> None:
         """Read limiter state and stored counts from these sources at each scrape."""

@@ -82,6 +82,10 @@ def _memoised(convert: Callable[[JsonSchema], JsonSchema]) -> Callable[[JsonSche
     return converted
 
 
+resolved_schema = _memoised(resolve_refs)
+"""``resolve_refs``, once per distinct schema (the result is shared: read it, never change it)."""
+
+
 @_memoised
 def openai_strict_schema(schema: JsonSchema) -> JsonSchema:
     """The schema rewritten to follow OpenAI's strict structured-output rules."""
@@ -169,7 +173,7 @@ def instance_from_schema(
     one item per enum value (a rubric verdict lists every rubric). Top-level properties named
     in ``known`` take its value when that value has the property's JSON type.
     """
-    resolved = resolve_refs(schema)
+    resolved = resolved_schema(schema)
     value = _instance(resolved, score, text)
     if isinstance(value, dict) and known:
         properties = resolved.get("properties", {})

@@ -6,7 +6,8 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Protocol
 
 from pydantic import BaseModel
 
@@ -22,6 +23,35 @@ class LimiterState(BaseModel):
     in_flight: int
     waiting: int
     recent_429s: int
+
+
+class Limiter(Protocol):
+    """What a target's runtime needs of a concurrency limit (in-process or fleet-wide)."""
+
+    def slot(self) -> AbstractAsyncContextManager[None]:
+        """Hold one slot for the duration of the block."""
+        ...
+
+    def record_success(self) -> None:
+        """A call succeeded."""
+        ...
+
+    def record_rate_limited(self) -> None:
+        """The provider answered 429."""
+        ...
+
+    def state(self) -> LimiterState:
+        """A snapshot for ``GET /targets`` and ``/metrics``."""
+        ...
+
+
+LimiterFactory = Callable[[str, str, int], Limiter]
+"""Builds the limiter of ``(target, role, max_limit)``; ``AdaptiveLimiter`` when none is given."""
+
+
+def local_limiter(_target: str, _role: str, max_limit: int) -> Limiter:
+    """An in-process ``AdaptiveLimiter`` (the embedded default)."""
+    return AdaptiveLimiter(max_limit)
 
 
 class AdaptiveLimiter:
@@ -89,15 +119,12 @@ class AdaptiveLimiter:
 
     def state(self) -> LimiterState:
         """The current limit, calls in flight and waiting, and 429s in the last minute."""
-        horizon = self._clock() - RECENT_WINDOW_SECONDS
-        while self._rate_limited_at and self._rate_limited_at[0] < horizon:
-            self._rate_limited_at.popleft()
         return LimiterState(
             limit=self.limit,
             max_limit=self.max_limit,
             in_flight=self.in_flight,
             waiting=len(self._waiters),
-            recent_429s=len(self._rate_limited_at),
+            recent_429s=count_recent(self._rate_limited_at, self._clock()),
         )
 
     def _wake(self) -> None:
@@ -107,3 +134,14 @@ class AdaptiveLimiter:
             if not waiter.done():
                 waiter.set_result(None)
                 free -= 1
+
+
+def count_recent(times: deque[float], now: float) -> int:
+    """How many of these (ascending) times fall in the last ``RECENT_WINDOW_SECONDS``.
+
+    Older ones are dropped from ``times``.
+    """
+    horizon = now - RECENT_WINDOW_SECONDS
+    while times and times[0] < horizon:
+        times.popleft()
+    return len(times)

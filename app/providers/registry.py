@@ -21,7 +21,7 @@ from app.providers.base import CallObserver, CallRole, Provider, ProviderRequest
 from app.providers.cli import CliAdapter
 from app.providers.errors import UnknownTarget
 from app.providers.gemini import GeminiAdapter
-from app.providers.limiter import LimiterState
+from app.providers.limiter import LimiterFactory, LimiterState, local_limiter
 from app.providers.mock import MockAdapter
 from app.providers.openai import OpenAIAdapter
 from app.providers.preview import ProviderPreview
@@ -89,6 +89,7 @@ class ProviderRegistry:
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Sleep = asyncio.sleep,
         observer: CallObserver | None = None,
+        limiters: LimiterFactory = local_limiter,
     ) -> None:
         self._settings = settings
         self._observer = observer
@@ -108,14 +109,20 @@ class ProviderRegistry:
         self._stand_ins: dict[str, Provider] = {}
         self.warnings: tuple[str, ...] = settings.skipped_targets
         for config in with_default_target(settings.targets, self.warnings):
-            self._runtimes[config.name] = self.build_runtime(config)
+            self._runtimes[config.name] = self.build_runtime(config, limiters=limiters)
 
     def build_runtime(
-        self, config: TargetConfig, *, transport: httpx.AsyncBaseTransport | None = None
+        self,
+        config: TargetConfig,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        limiters: LimiterFactory = local_limiter,
     ) -> TargetRuntime:
         """A runtime for one target (also for a validated inline target; close it after use).
 
         ``transport`` replaces the registry's own (an inline target's pinned transport).
+        Configured targets get the registry's limiters (fleet-wide ones when the service
+        shares a PostgreSQL with other workers); inline targets keep in-process limits.
         """
         settings = self._settings
         policies = {role: retry_policy(settings, config, role) for role in CallRole}
@@ -135,6 +142,7 @@ class ProviderRegistry:
             sleep=self._sleep,
             observer=self._observer,
             secrets=self._secrets,
+            limiters=limiters,
         )
 
     def get(self, name: str) -> TargetRuntime:

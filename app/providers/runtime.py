@@ -33,7 +33,7 @@ from app.providers.errors import (
     remove_secrets,
     remove_secrets_json,
 )
-from app.providers.limiter import AdaptiveLimiter, LimiterState
+from app.providers.limiter import Limiter, LimiterFactory, LimiterState, local_limiter
 from app.providers.preview import ProviderPreview
 from app.providers.retry import RetryPolicy, Sleep, call_with_retries
 from app.providers.structured import Negotiation, StructuredOutputState, is_refusal
@@ -131,6 +131,7 @@ class TargetRuntime:
         sleep: Sleep = asyncio.sleep,
         observer: CallObserver | None = None,
         secrets: Sequence[str] = (),
+        limiters: LimiterFactory = local_limiter,
     ) -> None:
         self.name = config.name
         # Longest first, so a secret holding another is replaced whole.
@@ -142,7 +143,9 @@ class TargetRuntime:
         self.max_concurrency = max_concurrency
         self.policies = dict(policies)
         self.judge_max_output_tokens = judge_max_output_tokens
-        self.limiters = {role: AdaptiveLimiter(max_concurrency) for role in CallRole}
+        self.limiters: dict[CallRole, Limiter] = {
+            role: limiters(config.name, role.value, max_concurrency) for role in CallRole
+        }
         setting = getattr(config, "structured_output", None)
         self.structured = Negotiation(setting, config.provider) if setting else None
         self._sleep = sleep

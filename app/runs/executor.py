@@ -1,8 +1,11 @@
-"""Executing a run's cases: a small interface and its embedded, in-process default.
+"""Executing a run's cases: a small interface and the executor behind both modes.
 
 Running one case is a function of (run id, case number) that reads the case and writes its
-result only through the store, so a distributed task queue over a shared PostgreSQL can
-replace ``InProcessExecutor`` by calling ``run_case`` from its workers.
+result only through the store. The embedded default (``execute_run``) feeds a pool of
+asyncio workers from the database; with PostgreSQL, the task queue's workers call
+``run_case`` for each job they claim (``app.runs.worker``). Cases asked for at the same
+moment are read in one query (``CaseLoader``) and results are written in batches by the
+store, so a case costs no query of its own.
 """
 
 from __future__ import annotations
@@ -10,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, Protocol
 
+from app.errors import RunNotFound
 from app.evaluation.prepared import PreparedRun
 from app.evaluation.records import ResultRecord
 from app.observability.logging import bind_log_context
@@ -22,10 +27,68 @@ from app.runs.store_base import utc_now
 
 logger = logging.getLogger("app.runs.executor")
 PENDING_BATCH = 100
+LOAD_BATCH = 200
+PREPARED_RUNS_KEPT = 64
 
 
 RunPreparer = Callable[[dict[str, Any]], Awaitable[PreparedRun]]
 """Builds a run's ``PreparedRun`` from its stored spec (``runs.spec.prepare_stored_run``)."""
+
+RunSlots = Callable[[str, int], AbstractAsyncContextManager[None]]
+"""``(run id, max_concurrency)`` -> a slot of the run's fleet-wide concurrency limit."""
+
+
+class CaseLoader:
+    """Reads cases asked for at the same moment in one query (``RunStore.load_cases``)."""
+
+    def __init__(self, store: RunStore) -> None:
+        self._store = store
+        self._waiting: dict[tuple[str, int], list[asyncio.Future[StoredCase]]] = {}
+        self._reader: asyncio.Task[None] | None = None
+
+    async def load(self, run_id: str, seq: int) -> StoredCase:
+        """The stored case; raises ``RunNotFound`` when the run has no such case."""
+        future: asyncio.Future[StoredCase] = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault((run_id, seq), []).append(future)
+        if self._reader is None or self._reader.done():
+            self._reader = asyncio.create_task(self._read(), name="runs-case-reader")
+        return await future
+
+    async def _read(self) -> None:
+        await asyncio.sleep(0)  # let the other cases claimed in this tick join the query
+        while self._waiting:
+            keys = list(self._waiting)[:LOAD_BATCH]
+            batch = {key: self._waiting.pop(key) for key in keys}
+            try:
+                found = {(c.run_id, c.seq): c for c in await self._store.load_cases(keys)}
+            except Exception as exc:
+                for futures in batch.values():
+                    _settle(futures, exception=exc)
+                continue
+            for (run_id, seq), futures in batch.items():
+                case = found.get((run_id, seq))
+                missing = RunNotFound(f"run {run_id!r} has no case number {seq}")
+                _settle(futures, case, exception=None if case else missing)
+
+    async def aclose(self) -> None:
+        """Wait for a read under way (its callers may have been cancelled meanwhile)."""
+        if self._reader is not None:
+            await asyncio.gather(self._reader, return_exceptions=True)
+
+
+def _settle(
+    futures: list[asyncio.Future[StoredCase]],
+    case: StoredCase | None = None,
+    *,
+    exception: BaseException | None = None,
+) -> None:
+    for future in futures:
+        if future.done():
+            continue
+        if exception is not None:
+            future.set_exception(exception)
+        elif case is not None:
+            future.set_result(case)
 
 
 class CaseExecutor(Protocol):
@@ -37,6 +100,10 @@ class CaseExecutor(Protocol):
 
     async def run_case(self, run_id: str, seq: int) -> None:
         """Run one case and store its result."""
+        ...
+
+    async def aclose(self) -> None:
+        """Wait for work left running by cancelled cases."""
         ...
 
 
@@ -61,17 +128,43 @@ class InProcessExecutor:
     of any size holds only the cases in flight.
     """
 
-    def __init__(self, store: RunStore, prepare: RunPreparer) -> None:
+    def __init__(
+        self, store: RunStore, prepare: RunPreparer, *, run_slots: RunSlots | None = None
+    ) -> None:
         self._store = store
         self._prepare = prepare
-        self._prepared: dict[str, PreparedRun] = {}
+        self._run_slots = run_slots
+        self._prepared: dict[str, asyncio.Future[PreparedRun]] = {}
+        self._loader = CaseLoader(store)
 
     async def _prepared_run(self, run_id: str) -> PreparedRun:
+        """The run's ``PreparedRun``, built once however many cases ask at the same time."""
         prepared = self._prepared.get(run_id)
-        if prepared is None:
-            prepared = await self._prepare(await self._store.load_spec(run_id))
+        if prepared is None or (prepared.done() and prepared.exception() is not None):
+            prepared = asyncio.ensure_future(self._prepare_once(run_id))
             self._prepared[run_id] = prepared
+            if len(self._prepared) > PREPARED_RUNS_KEPT:  # runs other workers finished
+                self._prepared.pop(next(iter(self._prepared)))
+        return await asyncio.shield(prepared)
+
+    async def _prepare_once(self, run_id: str) -> PreparedRun:
+        prepared = await self._prepare(await self._store.load_spec(run_id))
+        if self._run_slots is not None:
+            await self._store.mark_running(run_id)  # a worker's first case of the run
         return prepared
+
+    def forget(self, run_id: str) -> None:
+        """Drop what is kept of a finished run."""
+        self._prepared.pop(run_id, None)
+
+    async def aclose(self) -> None:
+        """Wait for the reads its cancelled callers left running (before the store closes).
+
+        Preparing a run and reading cases are shared by many cases, so cancelling one case
+        does not stop them; they hold a database connection until they end.
+        """
+        await asyncio.gather(*self._prepared.values(), return_exceptions=True)
+        await self._loader.aclose()
 
     async def execute_run(self, run_id: str) -> None:
         """Run every pending case of the run with a bounded pool of workers."""
@@ -84,6 +177,7 @@ class InProcessExecutor:
                 group.create_task(self._feed(run_id, queue, workers))
                 for _ in range(workers):
                     group.create_task(self._work(run_id, queue))
+            await self._store.wait_for_writes()
         finally:
             self._prepared.pop(run_id, None)
 
@@ -108,15 +202,26 @@ class InProcessExecutor:
             await queue.put(None)
 
     async def _work(self, run_id: str, queue: asyncio.Queue[StoredCase | None]) -> None:
-        # The feeder reads cases in batches, so a worker needs no query of its own per case.
+        # The feeder reads cases in batches and the writer commits records in batches, so a
+        # worker needs no query of its own per case and never waits for a commit.
         while (case := await queue.get()) is not None:
-            await self._run_stored(run_id, case)
+            await self._run_stored(run_id, case, wait_for_commit=False)
 
     async def run_case(self, run_id: str, seq: int) -> None:
-        """Load the case, evaluate it and store its record in one short transaction."""
-        await self._run_stored(run_id, await self._store.load_case(run_id, seq))
+        """Load the case, evaluate it and store its record (a job of the task queue).
 
-    async def _run_stored(self, run_id: str, case: StoredCase) -> None:
+        With fleet-wide run limits, the case first waits for a slot of its run's limit.
+        """
+        prepared = await self._prepared_run(run_id)
+        case = await self._loader.load(run_id, seq)
+        slots = self._run_slots
+        limit = prepared.plan.max_concurrency
+        async with slots(run_id, limit) if slots is not None else nullcontext():
+            await self._run_stored(run_id, case)
+
+    async def _run_stored(
+        self, run_id: str, case: StoredCase, *, wait_for_commit: bool = True
+    ) -> None:
         prepared = await self._prepared_run(run_id)
         with bind_log_context(run_id=run_id, case_id=case.eval_id):
             try:
@@ -126,5 +231,7 @@ class InProcessExecutor:
                 # A defect, not a case failure (those come back as records): keep the run going.
                 logger.exception("case %s of run %s failed unexpectedly", case.eval_id, run_id)
                 record = failure_record(prepared, case, f"internal error: {type(exc).__name__}")
-            if not await self._store.record_result(run_id, case.seq, record):
+            if not wait_for_commit:
+                await self._store.hand_over_result(run_id, case.seq, record)
+            elif not await self._store.record_result(run_id, case.seq, record):
                 logger.warning("case %s of run %s was already stored", case.eval_id, run_id)

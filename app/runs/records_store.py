@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, insert, select, tuple_, update
+from sqlalchemy import Table, bindparam, func, insert, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.errors import RunNotFound
 from app.evaluation.records import ResultRecord
@@ -26,7 +27,14 @@ from app.runs.store_base import StoreBase, decode_cursor, encode_cursor, utc_now
 from app.runs.summary import graders_column
 from app.runs.tables import CachedResponseRow, CaseRow, EventRow, ResultRow, RunRow
 
+logger = logging.getLogger("app.runs.store")
 RESULT_BATCH = 100
+RESULT_BACKLOG = 2 * RESULT_BATCH
+"""Records handed over and not yet committed beyond which ``hand_over_result`` waits."""
+CASES, RESULTS, EVENTS, RUNS = (
+    cast(Table, row.__table__) for row in (CaseRow, ResultRow, EventRow, RunRow)
+)
+"""The tables themselves, for Core statements (the ORM's bulk paths cost more per row)."""
 
 
 def _result_values(run_id: str, seq: int, record: ResultRecord) -> dict[str, Any]:
@@ -65,6 +73,8 @@ class RecordsStore(StoreBase):
         super().__init__(engine)
         self._queued: list[_PendingResult] = []
         self._flusher: asyncio.Task[None] | None = None
+        self.on_run_complete: Callable[[str], None] | None = None
+        """Called with a run's id after a commit that stored its last case."""
 
     # Cases and results --------------------------------------------------------------------
 
@@ -83,6 +93,13 @@ class RecordsStore(StoreBase):
         async with self._session() as session:
             return [_stored_case(row) for row in (await session.scalars(query)).all()]
 
+    async def load_cases(self, keys: Sequence[tuple[str, int]]) -> list[StoredCase]:
+        """The stored cases at these ``(run id, case number)`` positions (one query)."""
+        table = CASES
+        query = select(table).where(tuple_(table.c.run_id, table.c.seq).in_(list(keys)))
+        async with self._session() as session:
+            return [_stored_case(row) for row in (await session.execute(query)).all()]
+
     async def load_case(self, run_id: str, seq: int) -> StoredCase:
         """One stored case."""
         async with self._session() as session:
@@ -97,16 +114,29 @@ class RecordsStore(StoreBase):
         Returns once the record is committed. Records finished while a commit is under way
         are committed together in the next transaction (at most ``RESULT_BATCH`` at once).
         """
-        pending = _PendingResult(
-            run_id,
-            seq,
-            _result_values(run_id, seq, record),
-            asyncio.get_running_loop().create_future(),
+        return await asyncio.shield(self._queue_result(run_id, seq, record))
+
+    async def hand_over_result(self, run_id: str, seq: int, record: ResultRecord) -> None:
+        """Queue a finished case's record for the writer without waiting for its commit.
+
+        The caller moves on to its next case while the writer commits in large batches;
+        it waits only while ``RESULT_BACKLOG`` records are still uncommitted. A record that
+        was already stored is logged and dropped. A crash before the commit leaves the case
+        pending: it runs again on restart, like a case that was still running.
+        """
+        stored = self._queue_result(run_id, seq, record)
+        stored.add_done_callback(_log_duplicate(run_id, seq))
+        if len(self._queued) >= RESULT_BACKLOG:
+            await asyncio.wait({stored})
+
+    def _queue_result(self, run_id: str, seq: int, record: ResultRecord) -> asyncio.Future[bool]:
+        stored = asyncio.get_running_loop().create_future()
+        self._queued.append(
+            _PendingResult(run_id, seq, _result_values(run_id, seq, record), stored)
         )
-        self._queued.append(pending)
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush(), name="runs-result-writer")
-        return await asyncio.shield(pending.stored)
+        return stored
 
     async def wait_for_writes(self) -> None:
         """Wait until every record handed to ``record_result`` is committed."""
@@ -127,77 +157,19 @@ class RecordsStore(StoreBase):
                     pending.stored.set_result(stored)
 
     async def _write_results(self, batch: list[_PendingResult]) -> list[bool]:
+        completed: list[str] = []
         try:
-            async with self._writing() as session:
-                return await self._insert_results(session, batch)
+            async with self._writing_core() as connection:
+                outcomes = await _insert_results(connection, batch, completed)
         except IntegrityError:
             if len(batch) == 1:
                 return [False]
             # Another writer stored one of these meanwhile: store them one at a time.
             return [(await self._write_results([pending]))[0] for pending in batch]
-
-    async def _insert_results(
-        self, session: AsyncSession, batch: list[_PendingResult]
-    ) -> list[bool]:
-        keys = {(pending.run_id, pending.seq) for pending in batch}
-        existing = await session.execute(
-            select(ResultRow.run_id, ResultRow.case_seq).where(
-                tuple_(ResultRow.run_id, ResultRow.case_seq).in_(keys)
-            )
-        )
-        stored_keys = {(run_id, seq) for run_id, seq in existing}
-        fresh: dict[str, list[_PendingResult]] = {}
-        outcomes = []
-        for pending in batch:
-            key = (pending.run_id, pending.seq)
-            outcomes.append(key not in stored_keys)
-            if key not in stored_keys:
-                stored_keys.add(key)
-                fresh.setdefault(pending.run_id, []).append(pending)
-        # Runs in a fixed order, so that concurrent writers cannot deadlock on their rows.
-        for run_id in sorted(fresh):
-            await self._insert_run_results(session, run_id, fresh[run_id])
+        if self.on_run_complete is not None:
+            for run_id in completed:
+                self.on_run_complete(run_id)
         return outcomes
-
-    async def _insert_run_results(
-        self, session: AsyncSession, run_id: str, results: list[_PendingResult]
-    ) -> None:
-        count = len(results)
-        done, total, last_seq = (
-            await session.execute(
-                update(RunRow)
-                .where(RunRow.id == run_id)
-                .values(done=RunRow.done + count, event_seq=RunRow.event_seq + 2 * count)
-                .returning(RunRow.done, RunRow.total, RunRow.event_seq)
-            )
-        ).one()
-        first_done, first_seq = done - count, last_seq - 2 * count
-        events = []
-        for index, pending in enumerate(results):
-            progress = {"run_id": run_id, "done": first_done + index + 1, "total": total}
-            events.append(
-                {
-                    "run_id": run_id,
-                    "seq": first_seq + 2 * index + 1,
-                    "type": "case_completed",
-                    "data": pending.values["record"],
-                }
-            )
-            events.append(
-                {
-                    "run_id": run_id,
-                    "seq": first_seq + 2 * index + 2,
-                    "type": "progress",
-                    "data": json.dumps(progress),
-                }
-            )
-        await session.execute(insert(ResultRow), [pending.values for pending in results])
-        await session.execute(
-            update(CaseRow)
-            .where(CaseRow.run_id == run_id, CaseRow.seq.in_([p.seq for p in results]))
-            .values(pending=False)
-        )
-        await session.execute(insert(EventRow), events)
 
     async def list_results(
         self, run_id: str, *, status: str | None, limit: int, cursor: str | None
@@ -325,7 +297,100 @@ class RecordsStore(StoreBase):
             return
 
 
-def _stored_case(row: CaseRow) -> StoredCase:
+# The statements of the write path, built once (their compiled forms are cached), run on a
+# Core connection: the ORM's session and bulk paths cost several times more per batch.
+_MARK_DONE = (
+    update(CASES)
+    .where(
+        CASES.c.run_id == bindparam("b_run"),
+        CASES.c.pending.is_(True),
+        CASES.c.seq.in_(bindparam("b_seqs", expanding=True)),
+    )
+    .values(pending=False)
+    .returning(CASES.c.seq)
+)
+_COUNT_DONE = (
+    update(RUNS)
+    .where(RUNS.c.id == bindparam("b_run"))
+    .values(
+        done=RUNS.c.done + bindparam("b_count"),
+        event_seq=RUNS.c.event_seq + bindparam("b_events"),
+    )
+    .returning(RUNS.c.done, RUNS.c.total, RUNS.c.event_seq)
+)
+_INSERT_RESULTS = insert(RESULTS)
+_INSERT_EVENTS = insert(EVENTS)
+
+
+async def _insert_results(
+    connection: AsyncConnection, batch: list[_PendingResult], completed: list[str]
+) -> list[bool]:
+    """Store a batch of records (runs in a fixed order); whether each one was new.
+
+    A case's record is new when the case was still pending: marking it done and reading
+    which were pending is one statement, and a record stored twice in one batch counts once.
+    """
+    by_run: dict[str, dict[int, _PendingResult]] = {}
+    for pending in batch:
+        by_run.setdefault(pending.run_id, {}).setdefault(pending.seq, pending)
+    fresh: set[tuple[str, int]] = set()
+    # Runs in a fixed order, so that concurrent writers cannot deadlock on their rows.
+    for run_id in sorted(by_run):
+        results = by_run[run_id]
+        marked = await connection.execute(_MARK_DONE, {"b_run": run_id, "b_seqs": list(results)})
+        seqs = sorted(seq for (seq,) in marked)
+        if seqs and await _insert_run_results(connection, run_id, [results[s] for s in seqs]):
+            completed.append(run_id)
+        fresh.update((run_id, seq) for seq in seqs)
+    outcomes = []
+    for pending in batch:
+        key = (pending.run_id, pending.seq)
+        outcomes.append(key in fresh)
+        fresh.discard(key)
+    return outcomes
+
+
+async def _insert_run_results(
+    connection: AsyncConnection, run_id: str, results: list[_PendingResult]
+) -> bool:
+    """Count a run's new results, insert them and their events; True if they end the run.
+
+    The run row is updated first in the transaction: writers of one run queue on its lock,
+    so event numbers are committed in order.
+    """
+    count = len(results)
+    counted = await connection.execute(
+        _COUNT_DONE, {"b_run": run_id, "b_count": count, "b_events": 2 * count}
+    )
+    done, total, last_seq = counted.one()
+    first_done, first_seq = done - count, last_seq - 2 * count
+    events = []
+    for index, pending in enumerate(results):
+        progress = json.dumps({"run_id": run_id, "done": first_done + index + 1, "total": total})
+        seq = first_seq + 2 * index
+        events.append({"run_id": run_id, "seq": seq + 1, "type": "case_completed",
+                       "data": pending.values["record"]})  # fmt: skip
+        events.append({"run_id": run_id, "seq": seq + 2, "type": "progress", "data": progress})
+    await connection.execute(_INSERT_RESULTS, [pending.values for pending in results])
+    await connection.execute(_INSERT_EVENTS, events)
+    return bool(done >= total)
+
+
+def _log_duplicate(run_id: str, seq: int) -> Callable[[asyncio.Future[bool]], None]:
+    def check(stored: asyncio.Future[bool]) -> None:
+        if stored.cancelled():
+            return
+        if stored.exception() is not None:
+            logger.error(
+                "storing case %s of run %s failed", seq, run_id, exc_info=stored.exception()
+            )
+        elif not stored.result():
+            logger.warning("case %s of run %s was already stored", seq, run_id)
+
+    return check
+
+
+def _stored_case(row: Any) -> StoredCase:
     return StoredCase(
         run_id=row.run_id,
         seq=row.seq,

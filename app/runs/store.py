@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime, timedelta
-from typing import Any, cast
+from datetime import datetime
+from typing import Any
 
-from sqlalchemy import CursorResult, delete, func, insert, literal, or_, select, true, update
+from sqlalchemy import delete, func, insert, literal, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import IdempotencyConflict, RunNotFound, RunStateConflict
 from app.runs.database import create_engine, migrate
+from app.runs.jobs import count_jobs, delete_run_jobs, enqueue_cases, runs_without_jobs
 from app.runs.models import (
     ACTIVE_STATUSES,
     FINISHED_STATUSES,
@@ -144,6 +145,8 @@ class RunStore(RecordsStore):
         if batch:
             await session.execute(insert(CaseRow), batch)
         await session.execute(update(RunRow).where(RunRow.id == run.id).values(total=total))
+        if self.job_queue:
+            await enqueue_cases(session, run.id, range(total))
         if idempotency is not None:
             key, body_hash = idempotency
             await session.execute(
@@ -178,6 +181,9 @@ class RunStore(RecordsStore):
             copied = await session.execute(insert(CaseRow).from_select(columns, answered))
             total = int(getattr(copied, "rowcount", 0) or 0)
             await session.execute(update(RunRow).where(RunRow.id == run.id).values(total=total))
+            if self.job_queue:
+                seqs = await session.scalars(select(CaseRow.seq).where(CaseRow.run_id == run.id))
+                await enqueue_cases(session, run.id, list(seqs))
         return await self.get_run(run.id)
 
     async def run_for_key(self, key: str, body_hash: str) -> RunInfo | None:
@@ -251,55 +257,6 @@ class RunStore(RecordsStore):
         query = (
             select(RunRow.id)
             .where(RunRow.status.in_(ACTIVE_STATUSES))
-            .order_by(RunRow.created_at, RunRow.id)
-        )
-        async with self._session() as session:
-            return list((await session.scalars(query)).all())
-
-    async def claim_run(self, run_id: str, holder: str, seconds: float) -> bool:
-        """Take (or renew) the lease to execute an active run; False if another holds it.
-
-        One conditional UPDATE, so two replicas cannot both win: the lease is free, already
-        ``holder``'s, or expired.
-        """
-        now = utc_now()
-        async with self._writing() as session:
-            result = await session.execute(
-                update(RunRow)
-                .where(
-                    RunRow.id == run_id,
-                    RunRow.status.in_(ACTIVE_STATUSES),
-                    or_(
-                        RunRow.lease_holder.is_(None),
-                        RunRow.lease_holder == holder,
-                        RunRow.lease_until < now,
-                    ),
-                )
-                .values(lease_holder=holder, lease_until=now + timedelta(seconds=seconds))
-            )
-            return bool(cast(CursorResult[Any], result).rowcount)
-
-    async def release_run(self, run_id: str, holder: str) -> None:
-        """Give up ``holder``'s lease on a run (another replica may take it at once)."""
-        async with self._writing() as session:
-            await session.execute(
-                update(RunRow)
-                .where(RunRow.id == run_id, RunRow.lease_holder == holder)
-                .values(lease_holder=None, lease_until=None)
-            )
-
-    async def claimable_run_ids(self, holder: str) -> list[str]:
-        """Active runs whose lease is free, expired or ``holder``'s own, oldest first."""
-        query = (
-            select(RunRow.id)
-            .where(
-                RunRow.status.in_(ACTIVE_STATUSES),
-                or_(
-                    RunRow.lease_holder.is_(None),
-                    RunRow.lease_holder == holder,
-                    RunRow.lease_until < utc_now(),
-                ),
-            )
             .order_by(RunRow.created_at, RunRow.id)
         )
         async with self._session() as session:
@@ -401,17 +358,62 @@ class RunStore(RecordsStore):
             run.error = None
             run.finished_at = None
             run.cancel_requested = False
+            if self.job_queue:
+                await enqueue_cases(session, run_id, await self._pending_seqs(session, run_id))
             return run.total - run.done
 
+    async def _pending_seqs(self, session: AsyncSession, run_id: str) -> list[int]:
+        query = select(CaseRow.seq).where(CaseRow.run_id == run_id, CaseRow.pending.is_(True))
+        return list(await session.scalars(query.order_by(CaseRow.seq)))
+
     async def request_cancel(self, run_id: str) -> RunInfo:
-        """Flag an active run as cancelled-on-request (workers stop starting its cases)."""
+        """Flag an active run as cancelled-on-request (workers stop starting its cases).
+
+        With a job queue, the run's jobs are deleted in the same transaction: no worker
+        claims one of its cases afterwards, and those running one are told to stop.
+        """
         async with self._writing() as session:
-            await session.execute(
+            flagged = await session.scalar(
                 update(RunRow)
                 .where(RunRow.id == run_id, RunRow.status.in_(ACTIVE_STATUSES))
                 .values(cancel_requested=True)
+                .returning(RunRow.id)
             )
+            if flagged is not None and self.job_queue:
+                await delete_run_jobs(session, run_id)
         return await self.get_run(run_id)
+
+    # The job queue (PostgreSQL) ----------------------------------------------------------
+
+    async def runs_to_reconcile(self) -> list[str]:
+        """Active, uncancelled runs with no case queued or picked, oldest first.
+
+        Such a run either has every case stored (it was not finished: its worker died at
+        that moment) or lost jobs (a worker stopped while running them).
+        """
+        query = (
+            select(RunRow.id)
+            .where(RunRow.status.in_(ACTIVE_STATUSES), RunRow.cancel_requested.is_(False))
+            .order_by(RunRow.created_at, RunRow.id)
+        )
+        async with self._session() as session:
+            active = list(await session.scalars(query))
+            return await runs_without_jobs(session, active)
+
+    async def requeue_pending(self, run_id: str) -> int:
+        """Queue a job for each case of the run still to run; returns how many."""
+        async with self._writing() as session:
+            seqs = await self._pending_seqs(session, run_id)
+            await enqueue_cases(session, run_id, seqs)
+        return len(seqs)
+
+    async def count_by_status(self) -> dict[str, dict[str, int]]:
+        """Runs and cases by status and, with a job queue, its case jobs (queued, picked)."""
+        counts = await super().count_by_status()
+        if self.job_queue:
+            async with self._session() as session:
+                counts["case_jobs"] = {"queued": 0, "picked": 0, **await count_jobs(session)}
+        return counts
 
     async def cancel_requested(self, run_id: str) -> bool:
         """Whether cancelling this run was requested."""

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager, nullcontext, suppress
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.errors import InvalidRequest
 from app.runs.database import check_schema
@@ -57,6 +57,8 @@ class StoreBase:
         self.engine = engine
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
         self._write_lock = asyncio.Lock() if engine.dialect.name == "sqlite" else None
+        # On PostgreSQL, cases are executed as jobs of a task queue in the same database.
+        self.job_queue = engine.dialect.name == "postgresql"
         self._committed = asyncio.Event()
 
     def _session(self) -> AsyncSession:
@@ -67,6 +69,14 @@ class StoreBase:
         """A session inside one write transaction (committed on success)."""
         async with self._write_lock or nullcontext(), self._sessions() as session, session.begin():
             yield session
+        self._committed.set()
+        self._committed = asyncio.Event()
+
+    @asynccontextmanager
+    async def _writing_core(self) -> AsyncIterator[AsyncConnection]:
+        """A Core connection inside one write transaction (the hot write path)."""
+        async with self._write_lock or nullcontext(), self.engine.begin() as connection:
+            yield connection
         self._committed.set()
         self._committed = asyncio.Event()
 

@@ -1,14 +1,11 @@
-"""``RunSupervisor``: owns the background tasks that execute runs in this process.
+"""``RunSupervisor``: owns the background tasks that execute runs in this process (embedded).
 
-Created in the lifespan. On start it resumes runs left ``queued`` or ``running`` (a crash or
-a deploy); on shutdown it stops starting cases, cancels those in flight and leaves the runs
-``running`` in the database, so the next start resumes them without repeating finished
-cases. Cancelling a run stops it for good and marks it ``cancelled``.
-
-Several replicas may share one database: a run is executed only under a lease (a row
-update that one replica wins), renewed by a heartbeat while the run executes. A replica
-that dies stops renewing; once its lease expires another replica takes the run over. The
-heartbeat also notices a cancel requested through another replica.
+The embedded default (SQLite, one process). Created in the lifespan. On start it resumes
+runs left ``queued`` or ``running`` (a crash or a deploy); on shutdown it stops starting
+cases, cancels those in flight and leaves the runs ``running`` in the database, so the next
+start resumes them without repeating finished cases. Cancelling a run stops it for good and
+marks it ``cancelled``. With PostgreSQL, ``app.runs.fleet.FleetRuns`` plays this part and
+the task queue's workers execute the cases.
 """
 
 from __future__ import annotations
@@ -16,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import Protocol
 
 from app.observability.logging import bind_log_context
 from app.runs.executor import CaseExecutor
@@ -26,47 +24,41 @@ from app.runs.summary import summary_document
 logger = logging.getLogger("app.runs.supervisor")
 
 
+class RunScheduler(Protocol):
+    """What the runs service asks of the part that executes runs (embedded or fleet)."""
+
+    async def start(self) -> None:
+        """Begin executing stored runs."""
+        ...
+
+    def submit(self, run_id: str) -> None:
+        """A run was stored (or reopened): execute it."""
+        ...
+
+    async def cancel(self, run_id: str) -> RunInfo:
+        """Stop a run for good; finished results are kept."""
+        ...
+
+    async def aclose(self) -> None:
+        """Stop executing; unfinished runs stay resumable."""
+        ...
+
+
 class RunSupervisor:
     """Starts, resumes, cancels and finishes runs; at most ``max_active_runs`` at once."""
 
-    def __init__(
-        self,
-        store: RunStore,
-        executor: CaseExecutor,
-        *,
-        max_active_runs: int,
-        holder: str = "local",
-        lease_seconds: float = 30.0,
-    ) -> None:
+    def __init__(self, store: RunStore, executor: CaseExecutor, *, max_active_runs: int) -> None:
         self._store = store
         self._executor = executor
         self._slots = asyncio.Semaphore(max_active_runs)
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._closing = False
-        self._holder = holder
-        self._lease_seconds = lease_seconds
-        self._tick = min(1.0, lease_seconds / 3)
-        self._watcher: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Resume every run left queued or running, then watch for runs to take over."""
-        await self._adopt(resuming=True)
-        self._watcher = asyncio.create_task(self._watch(), name="runs-lease-watcher")
-
-    async def _adopt(self, *, resuming: bool = False) -> None:
-        for run_id in await self._store.claimable_run_ids(self._holder):
-            if run_id not in self._tasks:
-                logger.info("%s run %s", "resuming" if resuming else "taking over", run_id)
-                self.submit(run_id)
-
-    async def _watch(self) -> None:
-        """Take over runs whose lease expired (their replica died), every half lease."""
-        while True:
-            await asyncio.sleep(self._lease_seconds / 2)
-            try:
-                await self._adopt()
-            except Exception:
-                logger.exception("looking for runs to take over failed")
+        """Resume every run left queued or running (one process owns the database)."""
+        for run_id in await self._store.active_run_ids():
+            logger.info("resuming run %s", run_id)
+            self.submit(run_id)
 
     def submit(self, run_id: str) -> None:
         """Start executing a stored, queued (or interrupted) run in the background.
@@ -96,51 +88,15 @@ class RunSupervisor:
         async with self._slots:
             if (await self._store.get_run(run_id)).finished:
                 return
-            if not await self._store.claim_run(run_id, self._holder, self._lease_seconds):
-                return  # another replica executes it
+            await self._store.mark_running(run_id)
             try:
-                await self._run_leased(run_id)
-            finally:
-                with contextlib.suppress(Exception):
-                    await self._store.release_run(run_id, self._holder)
-
-    async def _run_leased(self, run_id: str) -> None:
-        await self._store.mark_running(run_id)
-        execution = asyncio.create_task(self._executor.execute_run(run_id))
-        heartbeat = asyncio.create_task(self._heartbeat(run_id, execution))
-        try:
-            await execution
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
-                raise  # this process is stopping: the run stays resumable
-            if not await self._store.cancel_requested(run_id):
-                return  # the lease was lost: another replica carries on
-        except Exception as exc:
-            logger.exception("run %s failed", run_id)
-            await self.finish(run_id, "failed", error=f"{type(exc).__name__}: {exc}")
-            return
-        finally:
-            heartbeat.cancel()
-            await asyncio.gather(heartbeat, return_exceptions=True)
-        cancelled = await self._store.cancel_requested(run_id)
-        await self.finish(run_id, "cancelled" if cancelled else "completed")
-
-    async def _heartbeat(self, run_id: str, execution: asyncio.Task[None]) -> None:
-        """Renew the lease; stop the execution if the run is cancelled or the lease lost."""
-        while True:
-            await asyncio.sleep(self._tick)
-            try:
-                cancelled = await self._store.cancel_requested(run_id)
-                held = cancelled or await self._store.claim_run(
-                    run_id, self._holder, self._lease_seconds
-                )
-            except Exception:
-                logger.exception("renewing the lease of run %s failed", run_id)
-                continue
-            if cancelled or not held:
-                execution.cancel()
+                await self._executor.execute_run(run_id)
+            except Exception as exc:
+                logger.exception("run %s failed", run_id)
+                await self.finish(run_id, "failed", error=f"{type(exc).__name__}: {exc}")
                 return
+            cancelled = await self._store.cancel_requested(run_id)
+            await self.finish(run_id, "cancelled" if cancelled else "completed")
 
     async def finish(self, run_id: str, status: str, *, error: str | None = None) -> None:
         """Give the run its final status and the summary of its stored results."""
@@ -164,10 +120,8 @@ class RunSupervisor:
     async def aclose(self) -> None:
         """Stop starting cases, cancel in-flight ones and wait; runs stay resumable."""
         self._closing = True
-        if self._watcher is not None:
-            self._watcher.cancel()
-            await asyncio.gather(self._watcher, return_exceptions=True)
         tasks = list(self._tasks.values())
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self._executor.aclose()

@@ -111,10 +111,6 @@ class RunRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    lease_holder: Mapped[str | None] = mapped_column(
-        String(200), nullable=True, doc="The replica executing the run, while it holds a lease."
-    )
-    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     __table_args__ = (
         Index("ix_runs_created_at_id", "created_at", "id"),
@@ -195,3 +191,35 @@ class CachedResponseRow(Base):
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     response: Mapped[str] = mapped_column(Text, doc="JSON of the ProviderResponse.")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class FleetLimitRow(Base):
+    """A concurrency limit shared by every worker on the database (PostgreSQL only).
+
+    ``key`` names what is limited: a target's role (``target:<name>:<role>``) or a run
+    (``run:<id>``). ``current_limit`` is the adaptive limit in force (halved on a 429, raised after
+    ``successes`` in a row), never above ``max_limit``.
+    """
+
+    __tablename__ = "fleet_limits"
+
+    key: Mapped[str] = mapped_column(String(300), primary_key=True)
+    current_limit: Mapped[int] = mapped_column(Integer)
+    max_limit: Mapped[int] = mapped_column(Integer)
+    successes: Mapped[int] = mapped_column(Integer, default=0)
+    rate_limited_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class FleetSlotRow(Base):
+    """One slot of a fleet-wide limit, free or held by a worker until ``expires_at``."""
+
+    __tablename__ = "fleet_slots"
+
+    key: Mapped[str] = mapped_column(
+        ForeignKey("fleet_limits.key", ondelete="CASCADE"), primary_key=True
+    )
+    slot: Mapped[int] = mapped_column(Integer, primary_key=True)
+    holder: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    __table_args__ = (Index("ix_fleet_slots_holder", "holder"),)

@@ -15,26 +15,21 @@ from app.evaluation.prepared import PreparedRun
 from app.evaluators.programs import ProgramRunner
 from app.observability.logging import add_log_secrets
 from app.observability.metrics import Metrics
+from app.providers.limiter import local_limiter
 from app.providers.registry import ProviderRegistry
 from app.runs.cache import StoredResponseCache
 from app.runs.database import database_url
-from app.runs.executor import InProcessExecutor
+from app.runs.executor import InProcessExecutor, RunSlots
+from app.runs.fleet import FleetRuns, run_limit_key
+from app.runs.fleet_limits import FleetLimits
+from app.runs.jobs import asyncpg_dsn
 from app.runs.spec import RunSpec, prepare_stored_run
 from app.runs.store import RunStore
-from app.runs.supervisor import RunSupervisor
+from app.runs.supervisor import RunScheduler, RunSupervisor
+from app.runs.worker import CaseWorker
 from app.services.runs import RunService
 from app.services.sample import ensure_sample_run
 from app.settings import Settings
-
-
-def lease_holder(settings: Settings) -> str:
-    """This process's name in run leases: the replica's name plus a token of its own.
-
-    Replicas may share a name (containers may share a host name), so the name alone would let
-    two processes execute one run together; the token makes every process's leases its own.
-    """
-    name = (settings.instance_id or socket.gethostname())[:120]
-    return f"{name}/{os.getpid()}-{uuid.uuid4().hex[:12]}"
 
 
 @dataclass(frozen=True)
@@ -45,7 +40,7 @@ class Services:
     metrics: Metrics
     providers: ProviderRegistry
     store: RunStore
-    supervisor: RunSupervisor
+    supervisor: RunScheduler
     runs: RunService
     exit_stack: AsyncExitStack
 
@@ -54,33 +49,50 @@ class Services:
         await self.exit_stack.aclose()
 
 
-async def build_services(
-    settings: Settings, metrics: Metrics, *, transport: httpx.AsyncBaseTransport | None = None
-) -> Services:
-    """Open the targets, migrate the database, resume interrupted runs, add the sample run.
+def process_name(settings: Settings) -> str:
+    """This process's name in claims and metrics: the replica's name plus a token of its own.
 
-    Closing stops the runs first, then the store, then the targets' clients.
+    Replicas may share a name (containers may share a host name), so the name alone would let
+    two processes take each other's claims; the process id and token make every name unique.
+    """
+    name = (settings.instance_id or socket.gethostname())[:120]
+    return f"{name}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+async def build_services(
+    settings: Settings,
+    metrics: Metrics,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    execute_cases: bool | None = None,
+) -> Services:
+    """Open the store (migrating it), the targets, what executes runs, and the sample run.
+
+    SQLite: runs execute in this process (``RunSupervisor``), resumed on start. PostgreSQL:
+    cases are jobs of the task queue, run by every worker on the database (``FleetRuns``;
+    this process is one of them unless ``execute_cases`` is off), under fleet-wide limits.
+    Closing stops the runs first, then the targets' clients, then the store.
     """
     stack = AsyncExitStack()
     try:
-        providers = ProviderRegistry(settings, transport=transport, observer=metrics)
-        stack.push_async_callback(providers.aclose)
-        add_log_secrets(secret for target in settings.targets for secret in target.secret_values())
         store = await RunStore.open(database_url(settings))
         stack.push_async_callback(store.aclose)
-        cache = StoredResponseCache(store)
-        programs = ProgramRunner.from_settings(settings)
-
-        async def prepare(stored: dict[str, Any]) -> PreparedRun:
-            return prepare_stored_run(RunSpec.model_validate(stored), providers, cache, programs)
-
-        supervisor = RunSupervisor(
-            store,
-            InProcessExecutor(store, prepare),
-            max_active_runs=settings.max_active_runs,
-            holder=lease_holder(settings),
-            lease_seconds=settings.run_lease_seconds,
+        fleet: FleetLimits | None = None
+        name = process_name(settings)
+        if store.job_queue:
+            dsn = asyncpg_dsn(database_url(settings))
+            fleet = FleetLimits(dsn, name, ttl_seconds=settings.claim_timeout_seconds)
+            await fleet.start()
+            stack.push_async_callback(fleet.aclose)
+        providers = ProviderRegistry(
+            settings,
+            transport=transport,
+            observer=metrics,
+            limiters=fleet.target_limiters() if fleet else local_limiter,
         )
+        stack.push_async_callback(providers.aclose)
+        add_log_secrets(secret for target in settings.targets for secret in target.secret_values())
+        supervisor = _scheduler(settings, store, providers, fleet, metrics, name, execute_cases)
         stack.push_async_callback(supervisor.aclose)
         await supervisor.start()
         runs = RunService(settings, store, supervisor, providers)
@@ -90,3 +102,40 @@ async def build_services(
         raise
     metrics.watch(limiters=providers, statuses=store)
     return Services(settings, metrics, providers, store, supervisor, runs, stack)
+
+
+def _scheduler(
+    settings: Settings,
+    store: RunStore,
+    providers: ProviderRegistry,
+    fleet: FleetLimits | None,
+    metrics: Metrics,
+    name: str,
+    execute_cases: bool | None,
+) -> RunScheduler:
+    """The embedded supervisor (SQLite), or the fleet's runs and this process's worker."""
+    cache = StoredResponseCache(store)
+    programs = ProgramRunner.from_settings(settings)
+
+    async def prepare(stored: dict[str, Any]) -> PreparedRun:
+        return prepare_stored_run(RunSpec.model_validate(stored), providers, cache, programs)
+
+    if fleet is None:
+        executor = InProcessExecutor(store, prepare)
+        return RunSupervisor(store, executor, max_active_runs=settings.max_active_runs)
+
+    def run_slots(run_id: str, max_concurrency: int) -> Any:
+        return fleet.limiter(run_limit_key(run_id), max_concurrency).slot()
+
+    slots: RunSlots = run_slots
+    runs = FleetRuns(store, InProcessExecutor(store, prepare, run_slots=slots), fleet)
+    if settings.execute_cases if execute_cases is None else execute_cases:
+        runs.worker = CaseWorker(
+            runs.run_case,
+            dsn=asyncpg_dsn(database_url(settings)),
+            name=name,
+            max_cases=settings.worker_max_cases,
+            claim_timeout_seconds=settings.claim_timeout_seconds,
+            observer=metrics,
+        )
+    return runs

@@ -23,7 +23,7 @@ from app.runs.models import NewCase, NewRun, RunInfo, StoredEvent
 from app.runs.spec import RunSpec, build_run_spec, case_definition
 from app.runs.store import RunStore
 from app.runs.summary import summarize_results
-from app.runs.supervisor import RunSupervisor
+from app.runs.supervisor import RunScheduler
 from app.schemas.runs import RegradeRequest, ResultPage, RunList, RunObject, RunProgress, RunRequest
 from app.schemas.viewer import CaseDetail, NumberedRecord
 from app.services.preparation import prepare_run
@@ -48,7 +48,7 @@ class RunService:
         self,
         settings: Settings,
         store: RunStore,
-        supervisor: RunSupervisor,
+        supervisor: RunScheduler,
         providers: TargetLookup,
     ) -> None:
         self._settings = settings

@@ -155,16 +155,32 @@ class Settings(BaseSettings):
     instance_id: str | None = Field(
         None,
         description=(
-            "Name of this replica in run leases (default: the host name); each process "
-            "adds a token of its own, so replicas sharing a name never share a run."
+            "Name of this process in claims of cases and provider slots, and in metrics "
+            "(default: the host name). Each process appends its id and a random token, so "
+            "processes sharing a name never share a claim."
         ),
     )
-    run_lease_seconds: float = Field(
+    execute_cases: bool = Field(
+        True,
+        description=(
+            "With PostgreSQL: whether this API process also runs cases of the queue (turn off "
+            "when dedicated `eval-worker` processes do)."
+        ),
+    )
+    worker_max_cases: int = Field(
+        256,
+        ge=20,
+        description=(
+            "With PostgreSQL: most cases one process holds at once (claimed, waiting for a "
+            "slot or running)."
+        ),
+    )
+    claim_timeout_seconds: float = Field(
         30.0,
         ge=1,
         description=(
-            "How long a replica's claim on a run outlives its last heartbeat; after that, "
-            "another replica takes the run over."
+            "With PostgreSQL: how long the cases and provider slots a process holds outlive "
+            "its last heartbeat; after that, other workers take them."
         ),
     )
     sample_run: bool = Field(

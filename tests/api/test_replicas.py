@@ -36,7 +36,6 @@ async def test_replicas_sharing_an_instance_id_never_send_a_case_twice(
         database_url=database_url,
         targets=[target],
         instance_id="same-name",
-        run_lease_seconds=1,  # the other replica looks for runs to take every half second
         sample_run=False,
     )
     suite = {

@@ -12,6 +12,7 @@ import yaml
 
 from app.settings import Settings
 from app.settings.targets import load_targets_file, with_default_target
+from app.worker import parse_args
 from scripts.settings_table import env_name
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -167,3 +168,19 @@ def test_the_build_context_holds_the_app_and_the_lock_only() -> None:
     rules = [line.strip() for line in text.splitlines() if line.strip() and line[0] != "#"]
 
     assert rules[:3] == ["*", "!requirements.lock", "!app/"]
+
+
+def test_the_scale_profile_runs_the_api_two_workers_and_postgres_on_one_database() -> None:
+    services = compose()["services"]
+    scale = {name: spec for name, spec in services.items() if "scale" in spec.get("profiles", [])}
+    api = [spec for spec in app_services().values() if "profiles" not in spec]
+
+    (worker,) = scale.values()
+    assert worker["deploy"]["replicas"] == 2
+    assert "postgres" in worker["depends_on"]
+    assert worker["environment"]["EVAL_DATABASE_URL"] == api[0]["environment"]["EVAL_DATABASE_URL"]
+    command = worker["command"]
+    assert command[:3] == ["python", "-m", "app.worker"]
+    assert parse_args(command[3:]).workers == 1
+    assert str(option(command, "--metrics-port")) in " ".join(worker["healthcheck"]["test"])
+    assert "ports" not in worker, "workers serve no HTTP API"

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import text
 
 from app.runs.database import create_engine
+from app.runs.jobs import uninstall_queue_schema
 from app.runs.store import RunStore
 from app.runs.tables import Base
 
@@ -27,6 +28,7 @@ async def _reset_postgres(url: str) -> None:
     try:
         async with asyncio.timeout(5), engine.begin() as connection:
             await connection.run_sync(Base.metadata.drop_all)
+            await connection.run_sync(uninstall_queue_schema)
             await connection.execute(text("DROP TABLE IF EXISTS alembic_version"))
     finally:
         await engine.dispose()

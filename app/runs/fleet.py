@@ -1,0 +1,125 @@
+"""``FleetRuns``: runs on PostgreSQL, executed by every worker sharing the database.
+
+The counterpart of ``RunSupervisor`` when cases are jobs of the task queue. Storing a run
+queues its cases (``app.runs.jobs``), so submitting needs nothing more; any worker of the
+fleet (API processes and ``eval-worker`` processes alike) claims them. The worker whose
+commit stores a run's last case finishes it. Cancelling deletes the run's jobs and stops
+the ones running, everywhere at once. Every ``reconcile_seconds`` a sweep finishes runs
+whose last worker died before finishing them, and queues again the cases of runs left with
+no job (jobs lost to a crash between two statements, runs of an older version).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from app.errors import RunNotFound
+from app.runs.executor import InProcessExecutor
+from app.runs.fleet_limits import FleetLimits
+from app.runs.models import RunInfo
+from app.runs.store import RunStore
+from app.runs.summary import summary_document
+from app.runs.worker import CaseWorker
+
+logger = logging.getLogger("app.runs.fleet")
+
+
+def run_limit_key(run_id: str) -> str:
+    """The fleet-wide limit of a run's cases in flight."""
+    return f"run:{run_id}"
+
+
+class FleetRuns:
+    """Finishes, cancels and reconciles runs whose cases the task queue's workers execute."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        executor: InProcessExecutor,
+        limits: FleetLimits,
+        *,
+        reconcile_seconds: float = 10.0,
+    ) -> None:
+        self._store = store
+        self._executor = executor
+        self._limits = limits
+        self.worker: CaseWorker | None = None
+        """This process's worker of the queue (None: an API process that runs no case)."""
+        self._reconcile_seconds = reconcile_seconds
+        self._sweeper: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+
+    async def start(self) -> None:
+        """Finish runs as their last case is stored; start the worker and the sweep."""
+        self._store.on_run_complete = self._completed
+        if self.worker is not None:
+            await self.worker.start()
+        self._sweeper = asyncio.create_task(self._sweep(), name="runs-reconcile")
+
+    def submit(self, run_id: str) -> None:
+        """Nothing to do: storing (or reopening) the run queued its cases."""
+
+    async def run_case(self, run_id: str, seq: int) -> None:
+        """Run one claimed case; a run that cannot run at all is finished as ``failed``."""
+        try:
+            await self._executor.run_case(run_id, seq)
+        except RunNotFound:
+            return  # deleted meanwhile
+        except (SQLAlchemyError, OSError):
+            raise  # the database: the job is tried again
+        except Exception as exc:
+            # Preparing the run failed (its target was removed...): no case of it can run.
+            logger.exception("run %s cannot run", run_id)
+            await self._store.request_cancel(run_id)
+            await self.finish(run_id, "failed", error=f"{type(exc).__name__}: {exc}")
+
+    def _completed(self, run_id: str) -> None:
+        task = asyncio.create_task(self.finish(run_id, "completed"))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def finish(self, run_id: str, status: str, *, error: str | None = None) -> None:
+        """Give the run its final status and summary (once, whoever asks first)."""
+        await self._store.wait_for_writes()
+        summary = summary_document(await self._store.result_facts(run_id))
+        await self._store.finish_run(run_id, status, summary, error=error)
+        self._executor.forget(run_id)
+        await self._limits.drop(run_limit_key(run_id))
+
+    async def cancel(self, run_id: str) -> RunInfo:
+        """Stop a run everywhere: its jobs are deleted and the running ones stopped."""
+        run = await self._store.request_cancel(run_id)
+        if not run.finished:
+            await self.finish(run_id, "cancelled")
+        return await self._store.get_run(run_id)
+
+    async def reconcile(self) -> None:
+        """Finish runs with every case stored; queue again the cases of runs with no job."""
+        for run_id in await self._store.runs_to_reconcile():
+            queued = await self._store.requeue_pending(run_id)
+            if queued:
+                logger.warning("run %s had no job left: %d cases queued again", run_id, queued)
+            else:
+                await self.finish(run_id, "completed")
+
+    async def _sweep(self) -> None:
+        while True:
+            try:
+                await self.reconcile()
+            except Exception:
+                logger.exception("reconciling runs failed")
+            await asyncio.sleep(self._reconcile_seconds)
+
+    async def aclose(self) -> None:
+        """Stop the sweep and the worker (cases in flight finish or go back to the queue)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            await asyncio.gather(self._sweeper, return_exceptions=True)
+        if self.worker is not None:
+            await self.worker.aclose()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        await self._executor.aclose()

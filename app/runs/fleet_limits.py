@@ -1,0 +1,309 @@
+"""Concurrency limits shared by every worker on one PostgreSQL (a target's, a run's).
+
+A limit is a row of ``fleet_limits`` (the limit in force, its ceiling, successes in a row)
+and ``max_limit`` rows of ``fleet_slots``. A call holds one slot: it takes a free slot
+numbered below the limit in force with one ``UPDATE ... FOR UPDATE SKIP LOCKED``, and
+frees it afterwards with a NOTIFY that wakes the workers waiting for that limit. So ten
+workers together never hold more slots than the limit, and a 429 seen by one halves the
+limit for all. A slot names its holder (one per process) and expires unless that process
+renews it: the slots of a worker killed mid-call come back after ``ttl_seconds``.
+
+A call first asks for a slot directly. When none is free, the waiters of this process take
+turns: the one whose turn it is asks for as many slots as there are waiters, in one query,
+and hands the extra ones to the next (so a crowd of waiting cases costs one query per
+wake-up, not one each). A slot freed while others of this process wait is handed to the
+next of them without going through the database, for at most ``HANDOFF_SECONDS`` after it
+was taken: then it goes back, so that the waiters of other workers get their turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import asyncpg
+
+from app.providers.limiter import (
+    MIN_SUCCESSES_TO_GROW,
+    Limiter,
+    LimiterFactory,
+    LimiterState,
+    count_recent,
+)
+
+logger = logging.getLogger("app.runs.fleet_limits")
+CHANNEL = "eval_fleet_slots"
+POLL_SECONDS = 0.25
+"""Longest wait between two tries when no NOTIFY comes (a slot expired, a lost NOTIFY)."""
+HANDOFF_SECONDS = 2.0
+"""How long a slot may pass from call to call in one process before it is given back."""
+
+ENSURE = """
+INSERT INTO fleet_limits (key, current_limit, max_limit, successes) VALUES ($1, $2, $2, 0)
+ON CONFLICT (key) DO UPDATE SET max_limit = EXCLUDED.max_limit,
+    current_limit = LEAST(fleet_limits.current_limit, EXCLUDED.max_limit)
+"""
+ENSURE_SLOTS = """
+INSERT INTO fleet_slots (key, slot) SELECT $1, g FROM generate_series(0, $2 - 1) AS g
+ON CONFLICT DO NOTHING
+"""
+ACQUIRE = """
+WITH free AS (
+    SELECT s.slot FROM fleet_slots s JOIN fleet_limits l ON l.key = s.key
+    WHERE s.key = $1 AND s.slot < l.current_limit
+        AND (s.holder IS NULL OR s.expires_at < now())
+    ORDER BY s.slot LIMIT $4 FOR UPDATE OF s SKIP LOCKED
+), taken AS (
+    UPDATE fleet_slots s SET holder = $2, expires_at = now() + make_interval(secs => $3)
+    FROM free WHERE s.key = $1 AND s.slot = free.slot
+    RETURNING s.slot
+)
+SELECT ARRAY(SELECT slot FROM taken) AS slots,
+    EXISTS (SELECT 1 FROM fleet_limits WHERE key = $1) AS known
+"""
+RELEASE = """
+WITH freed AS (
+    UPDATE fleet_slots SET holder = NULL, expires_at = NULL
+    WHERE key = $1 AND slot = $2 AND holder = $3 RETURNING key
+)
+SELECT pg_notify($4, key) FROM freed
+"""
+SUCCEEDED = """
+UPDATE fleet_limits SET
+    current_limit = CASE WHEN successes + 1 >= GREATEST(current_limit, $2)
+        AND current_limit < max_limit THEN current_limit + 1 ELSE current_limit END,
+    successes = CASE WHEN successes + 1 >= GREATEST(current_limit, $2)
+        AND current_limit < max_limit THEN 0 ELSE successes + 1 END
+WHERE key = $1 RETURNING current_limit
+"""
+RATE_LIMITED = """
+UPDATE fleet_limits SET current_limit = GREATEST(1, current_limit / 2), successes = 0,
+    rate_limited_at = now()
+WHERE key = $1 RETURNING current_limit
+"""
+RENEW = "UPDATE fleet_slots SET expires_at = now() + make_interval(secs => $2) WHERE holder = $1"
+DROP = "DELETE FROM fleet_limits WHERE key = $1"
+
+
+class FleetLimits:
+    """This process's handle on the fleet-wide limits: a small pool, a listener, renewals."""
+
+    def __init__(self, dsn: str, holder: str, *, ttl_seconds: float = 30.0) -> None:
+        self.holder = holder
+        self.ttl_seconds = ttl_seconds
+        self._dsn = dsn
+        self._pool: Any = None
+        self._listener: Any = None
+        self._renewer: asyncio.Task[None] | None = None
+        self._limiters: dict[str, FleetLimiter] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+
+    async def start(self) -> None:
+        """Connect, listen for freed slots and start renewing this process's slots."""
+        self._pool = await asyncpg.create_pool(self._dsn, min_size=1, max_size=4)
+        self._listener = await asyncpg.connect(self._dsn)
+        await self._listener.add_listener(CHANNEL, self._notified)
+        self._renewer = asyncio.create_task(self._renew(), name="fleet-slot-renewal")
+
+    async def aclose(self) -> None:
+        """Stop renewing and close the connections (slots still held expire)."""
+        if self._renewer is not None:
+            self._renewer.cancel()
+            await asyncio.gather(self._renewer, return_exceptions=True)
+        await asyncio.gather(*self._background, return_exceptions=True)
+        if self._listener is not None:
+            await self._listener.close()
+        if self._pool is not None:
+            await self._pool.close()
+
+    def limiter(self, key: str, max_limit: int) -> FleetLimiter:
+        """The limiter of ``key`` (created on first use, with ``max_limit`` slots)."""
+        limiter = self._limiters.get(key)
+        if limiter is None:
+            limiter = self._limiters[key] = FleetLimiter(self, key, max_limit)
+        return limiter
+
+    def target_limiters(self) -> LimiterFactory:
+        """A ``LimiterFactory`` for targets' roles, shared with the fleet."""
+
+        def build(target: str, role: str, max_limit: int) -> Limiter:
+            return self.limiter(f"target:{target}:{role}", max_limit)
+
+        return build
+
+    async def drop(self, key: str) -> None:
+        """Forget a limit that is no longer needed (a finished run's)."""
+        self._limiters.pop(key, None)
+        await self._pool.execute(DROP, key)
+
+    def _notified(self, _connection: Any, _pid: int, _channel: str, key: str) -> None:
+        limiter = self._limiters.get(key)
+        if limiter is not None:
+            limiter.wake()
+
+    def spawn(self, coroutine: Any) -> None:
+        """Run a write in the background (success and 429 accounting), keeping a reference."""
+        task = asyncio.create_task(coroutine)
+        self._background.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.warning("updating a fleet limit failed", exc_info=task.exception())
+
+    async def ensure(self, key: str, max_limit: int) -> None:
+        """Create the limit's rows (or adjust its ceiling to ``max_limit``)."""
+        async with self._pool.acquire() as connection, connection.transaction():
+            await connection.execute(ENSURE, key, max_limit)
+            await connection.execute(ENSURE_SLOTS, key, max_limit)
+
+    async def try_acquire(self, key: str, max_limit: int, count: int = 1) -> list[int]:
+        """Take up to ``count`` free slots of ``key``; their numbers (none free: empty).
+
+        A limit not stored yet (or dropped since: a run retried after it finished) is
+        created first.
+        """
+        args = (key, self.holder, self.ttl_seconds, count)
+        row = await self._pool.fetchrow(ACQUIRE, *args)
+        if not row["known"]:
+            await self.ensure(key, max_limit)
+            row = await self._pool.fetchrow(ACQUIRE, *args)
+        return [int(slot) for slot in row["slots"]]
+
+    async def release(self, key: str, slot: int) -> None:
+        """Free a slot this process holds and wake the workers waiting for one."""
+        await self._pool.execute(RELEASE, key, slot, self.holder, CHANNEL)
+
+    async def succeeded(self, key: str) -> int:
+        """Count a success; returns the limit in force after it."""
+        return int(await self._pool.fetchval(SUCCEEDED, key, MIN_SUCCESSES_TO_GROW))
+
+    async def rate_limited(self, key: str) -> int:
+        """Halve the limit in force; returns it."""
+        return int(await self._pool.fetchval(RATE_LIMITED, key))
+
+    async def _renew(self) -> None:
+        while True:
+            await asyncio.sleep(self.ttl_seconds / 3)
+            try:
+                await self._pool.execute(RENEW, self.holder, self.ttl_seconds)
+            except Exception:
+                logger.warning("renewing fleet slots failed", exc_info=True)
+
+
+class FleetLimiter:
+    """One fleet-wide limit as a target's runtime (or a run's executor) uses it."""
+
+    def __init__(self, fleet: FleetLimits, key: str, max_limit: int) -> None:
+        self.key = key
+        self.max_limit = max_limit
+        self.limit = max_limit
+        self.in_flight = 0
+        self.waiting = 0
+        self._fleet = fleet
+        self._turn = asyncio.Lock()
+        self._woken = asyncio.Event()
+        self._spare: deque[tuple[int, float]] = deque()
+        self._rate_limited_at: deque[float] = deque()
+
+    def wake(self) -> None:
+        """A slot was freed somewhere: the waiter whose turn it is tries again."""
+        self._woken.set()
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Hold one fleet-wide slot for the duration of the block."""
+        slot, taken_at = await self._acquire()
+        self.in_flight += 1
+        try:
+            yield
+        finally:
+            self.in_flight -= 1
+            await self._release(slot, taken_at)
+
+    async def _release(self, slot: int, taken_at: float) -> None:
+        fresh = time.monotonic() - taken_at < HANDOFF_SECONDS
+        if self.waiting > len(self._spare) and fresh and self.in_flight < self.limit:
+            self._spare.append((slot, taken_at))
+            self._woken.set()
+            return
+        await asyncio.shield(self._fleet.release(self.key, slot))
+
+    async def _acquire(self) -> tuple[int, float]:
+        if not self.waiting and not self._spare:
+            slots = await self._try(1)  # nobody queued here: no turn to wait for
+            if slots:
+                return slots[0], time.monotonic()
+        self.waiting += 1
+        try:
+            async with self._turn:
+                while True:
+                    self._woken.clear()
+                    if self._spare:
+                        return self._spare.popleft()
+                    slots = await self._try(max(1, self.waiting))
+                    if slots:
+                        now = time.monotonic()
+                        self._spare.extend((slot, now) for slot in slots[1:])
+                        return slots[0], now
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(POLL_SECONDS):
+                            await self._woken.wait()
+        finally:
+            self.waiting -= 1
+            if self.waiting == 0:
+                self._give_back_spares()
+
+    def _give_back_spares(self) -> None:
+        """Slots handed over to waiters that gave up (cancelled) go back to the fleet."""
+        while self._spare:
+            slot, _ = self._spare.popleft()
+            self._fleet.spawn(self._fleet.release(self.key, slot))
+
+    async def _try(self, count: int) -> list[int]:
+        """One try, carried to its end even if the caller is cancelled (then freed)."""
+        attempt = asyncio.ensure_future(self._fleet.try_acquire(self.key, self.max_limit, count))
+        try:
+            return await asyncio.shield(attempt)
+        except asyncio.CancelledError:
+            attempt.add_done_callback(self._free_abandoned)
+            raise
+
+    def _free_abandoned(self, attempt: asyncio.Future[list[int]]) -> None:
+        if not attempt.cancelled() and attempt.exception() is None:
+            for slot in attempt.result():
+                self._fleet.spawn(self._fleet.release(self.key, slot))
+
+    def record_success(self) -> None:
+        """A call succeeded: after a lowered limit, count it towards raising it again."""
+        if self.limit < self.max_limit:
+            self._fleet.spawn(self._count_success())
+
+    async def _count_success(self) -> None:
+        self.limit = await self._fleet.succeeded(self.key)
+
+    def record_rate_limited(self) -> None:
+        """The provider answered 429: halve the fleet's limit."""
+        self._rate_limited_at.append(time.monotonic())
+        self.limit = max(1, self.limit // 2)
+        self._fleet.spawn(self._halve())
+
+    async def _halve(self) -> None:
+        self.limit = await self._fleet.rate_limited(self.key)
+
+    def state(self) -> LimiterState:
+        """The limit last seen, and this process's calls in flight and waiting."""
+        return LimiterState(
+            limit=self.limit,
+            max_limit=self.max_limit,
+            in_flight=self.in_flight,
+            waiting=self.waiting,
+            recent_429s=count_recent(self._rate_limited_at, time.monotonic()),
+        )

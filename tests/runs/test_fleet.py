@@ -1,0 +1,237 @@
+"""Runs on PostgreSQL: cases as queue jobs, fleet-wide limits, cancel, reconcile (in-process)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from app.runs.fleet import FleetRuns
+from app.runs.fleet_limits import FleetLimits
+from app.runs.jobs import asyncpg_dsn
+from app.runs.store import RunStore
+from app.runs.worker import CaseWorker
+from app.services.container import process_name
+from app.settings import Settings
+from tests.runs.builders import make_cases, make_new_run, make_record
+from tests.runs.conftest import _open_postgres_store, postgres_url
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+async def pg_store() -> AsyncIterator[RunStore]:
+    store = await _open_postgres_store()
+    try:
+        yield store
+    finally:
+        await store.aclose()
+
+
+@pytest.fixture
+def dsn(pg_store: RunStore) -> str:
+    url = postgres_url()
+    assert url is not None
+    return asyncpg_dsn(url)
+
+
+@pytest.fixture
+async def two_holders(dsn: str) -> AsyncIterator[tuple[FleetLimits, FleetLimits]]:
+    first, second = FleetLimits(dsn, "a", ttl_seconds=1), FleetLimits(dsn, "b", ttl_seconds=1)
+    await first.start()
+    await second.start()
+    try:
+        yield first, second
+    finally:
+        await first.aclose()
+        await second.aclose()
+
+
+class Stored:
+    """Counts the cases a fake worker ran; ``gate`` holds them until released."""
+
+    def __init__(self, store: RunStore) -> None:
+        self.store = store
+        self.ran: list[tuple[str, int]] = []
+        self.started = asyncio.Event()
+        self.gate = asyncio.Event()
+        self.gate.set()
+
+    async def run_case(self, run_id: str, seq: int) -> None:
+        self.ran.append((run_id, seq))
+        self.started.set()
+        await self.gate.wait()
+        await self.store.record_result(run_id, seq, make_record(f"case-{seq}"))
+
+
+async def test_storing_a_run_queues_one_job_per_case(pg_store: RunStore) -> None:
+    await pg_store.create_run(make_new_run(), make_cases(25))
+    counts = await pg_store.count_by_status()
+    assert counts["case_jobs"] == {"queued": 25, "picked": 0}
+
+
+async def test_a_limit_holds_across_holders_and_a_429_halves_it_for_all(
+    two_holders: tuple[FleetLimits, FleetLimits],
+) -> None:
+    first, second = two_holders
+    limiters = [first.limiter("target:t:candidate", 3), second.limiter("target:t:candidate", 3)]
+    in_flight, peak = 0, 0
+
+    async def call(index: int) -> None:
+        nonlocal in_flight, peak
+        async with limiters[index % 2].slot():
+            in_flight += 1
+            peak = max(peak, in_flight)
+            await asyncio.sleep(0.01)
+            in_flight -= 1
+
+    await asyncio.gather(*(call(i) for i in range(40)))
+    assert peak == 3
+    limiters[0].record_rate_limited()
+    await asyncio.sleep(0.1)
+    async with limiters[1].slot():
+        assert await second.try_acquire("target:t:candidate", 3) == []  # limit is now 1
+
+
+async def test_the_slots_of_a_holder_that_died_come_back_after_its_ttl(
+    two_holders: tuple[FleetLimits, FleetLimits],
+) -> None:
+    first, second = two_holders
+    await first.ensure("run:x", 1)
+    assert await first.try_acquire("run:x", 1) == [0]
+    await first.aclose()  # "a" stops renewing without freeing, as a killed process would
+    assert await second.try_acquire("run:x", 1) == []
+    await asyncio.sleep(1.2)
+    assert await second.try_acquire("run:x", 1) == [0]
+
+
+async def test_processes_given_one_instance_id_hold_slots_and_claims_of_their_own(
+    dsn: str,
+) -> None:
+    settings = Settings(instance_id="eval")  # two replicas deployed with one EVAL_INSTANCE_ID
+    names = sorted({process_name(settings), process_name(settings)})
+    assert len(names) == 2
+    assert all(name.startswith("eval-") for name in names)
+    first, second = (FleetLimits(dsn, name, ttl_seconds=5) for name in names)
+    await first.start()
+    await second.start()
+    try:
+        await first.ensure("run:y", 1)
+        assert await first.try_acquire("run:y", 1) == [0]
+        await second.release("run:y", 0)  # not the second's slot: it stays the first's
+        assert await second.try_acquire("run:y", 1) == []
+    finally:
+        await first.aclose()
+        await second.aclose()
+
+
+async def test_a_worker_runs_each_case_once_and_the_run_is_finished(
+    pg_store: RunStore, dsn: str
+) -> None:
+    stored = Stored(pg_store)
+    worker = CaseWorker(stored.run_case, dsn=dsn, name="w", max_cases=20,
+                        claim_timeout_seconds=2, observer=_Quiet())  # fmt: skip
+    limits = FleetLimits(dsn, "w", ttl_seconds=2)
+    await limits.start()
+    runs = FleetRuns(pg_store, _NoExecutor(), limits)  # type: ignore[arg-type]
+    runs.worker = worker
+    await runs.start()
+    run, _ = await pg_store.create_run(make_new_run(), make_cases(30))
+    try:
+        await _wait_for_status(pg_store, run.id, "completed")
+    finally:
+        await runs.aclose()
+        await limits.aclose()
+    assert sorted(seq for _, seq in stored.ran) == list(range(30))
+
+
+async def test_cancel_deletes_the_runs_jobs_and_stops_those_running(
+    pg_store: RunStore, dsn: str
+) -> None:
+    stored = Stored(pg_store)
+    stored.gate.clear()  # cases hang until cancelled
+    worker = CaseWorker(stored.run_case, dsn=dsn, name="w", max_cases=20,
+                        claim_timeout_seconds=2, observer=_Quiet())  # fmt: skip
+    limits = FleetLimits(dsn, "w", ttl_seconds=2)
+    await limits.start()
+    runs = FleetRuns(pg_store, _NoExecutor(), limits)  # type: ignore[arg-type]
+    runs.worker = worker
+    await runs.start()
+    run, _ = await pg_store.create_run(make_new_run(), make_cases(100))
+    try:
+        async with asyncio.timeout(10):
+            await stored.started.wait()
+        cancelled = await runs.cancel(run.id)
+        started = len(stored.ran)
+        await asyncio.sleep(0.5)
+        counts = await pg_store.count_by_status()
+    finally:
+        await runs.aclose()
+        await limits.aclose()
+    assert cancelled.status == "cancelled"
+    assert counts["case_jobs"] == {"queued": 0, "picked": 0}
+    assert len(stored.ran) == started < 100
+    assert (await pg_store.get_run(run.id)).done == 0  # the running ones were stopped
+
+
+async def test_reconcile_requeues_lost_cases_and_finishes_runs_left_unfinished(
+    pg_store: RunStore, dsn: str
+) -> None:
+    limits = FleetLimits(dsn, "r", ttl_seconds=2)
+    await limits.start()
+    runs = FleetRuns(pg_store, _NoExecutor(), limits)  # type: ignore[arg-type]
+    lost, _ = await pg_store.create_run(make_new_run(), make_cases(5))
+    done, _ = await pg_store.create_run(make_new_run(), make_cases(2))
+    await pg_store.record_result(lost.id, 0, make_record("case-0"))
+    for seq in range(2):
+        await pg_store.record_result(done.id, seq, make_record(f"case-{seq}"))
+    await _drop_jobs(pg_store)  # as if a crash lost them
+    try:
+        await runs.reconcile()
+    finally:
+        await limits.aclose()
+    assert (await pg_store.get_run(done.id)).status == "completed"
+    assert (await pg_store.count_by_status())["case_jobs"]["queued"] == 4
+
+
+async def test_a_retried_run_queues_its_failed_cases_again(pg_store: RunStore) -> None:
+    run, _ = await pg_store.create_run(make_new_run(), make_cases(3))
+    await pg_store.record_result(run.id, 0, make_record("case-0"))
+    await pg_store.record_result(run.id, 1, make_record("case-1", status="error", score=None))
+    await pg_store.record_result(run.id, 2, make_record("case-2"))
+    await pg_store.finish_run(run.id, "completed", {})
+    await _drop_jobs(pg_store)
+    assert await pg_store.reopen_for_retry(run.id) == 1
+    assert (await pg_store.count_by_status())["case_jobs"]["queued"] == 1
+
+
+async def _drop_jobs(store: RunStore) -> None:
+    async with store.engine.begin() as connection:
+        await connection.exec_driver_sql("DELETE FROM pgqueuer")
+
+
+async def _wait_for_status(store: RunStore, run_id: str, status: str) -> None:
+    async with asyncio.timeout(20):
+        while (await store.get_run(run_id)).status != status:  # noqa: ASYNC110 - polls a database
+            await asyncio.sleep(0.05)
+
+
+class _Quiet:
+    def record_case_claimed(self, worker: str) -> None:
+        pass
+
+    def record_case_finished(self, worker: str, outcome: str) -> None:
+        pass
+
+
+class _NoExecutor:
+    def forget(self, run_id: str) -> None:
+        pass
+
+    async def run_case(self, run_id: str, seq: int) -> Any:
+        raise AssertionError("the worker calls Stored.run_case directly")
+
+    async def aclose(self) -> None:
+        pass
