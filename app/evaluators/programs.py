@@ -53,10 +53,30 @@ def _inside(path: Path, roots: Sequence[Path]) -> bool:
     return any(resolved.is_relative_to(root.resolve()) for root in roots)
 
 
+REAP_SECONDS = 5.0
+"""Longest wait for a killed program's pipes to close."""
+
+
 def _kill(process: asyncio.subprocess.Process) -> None:
     if process.returncode is None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
+
+
+async def _reap(process: asyncio.subprocess.Process) -> None:
+    """Wait for a killed program, reading what its pipes still hold.
+
+    The wait ends only once the pipes are closed, and a pipe left unread after the output cap
+    never reaches its end: drained (the program is dead, so there is at most a pipe's
+    buffer), both close; the time limit guards against a descendant that left the group.
+    """
+    with contextlib.suppress(TimeoutError, ProcessLookupError, OSError):
+        async with asyncio.timeout(REAP_SECONDS):
+            for stream in (process.stdout, process.stderr):
+                if stream is not None:
+                    while await stream.read(_CHUNK):
+                        pass
+            await process.wait()
 
 
 class _OutputTooLarge(Exception):
@@ -188,9 +208,7 @@ class ProgramRunner:
             ) from None
         finally:
             _kill(process)
-            if process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    await asyncio.shield(process.wait())
+            await asyncio.shield(_reap(process))
         err = stderr.decode("utf-8", "replace")
         if code != 0:
             tail = err.strip()[-STDERR_TAIL:] or "(no output on stderr)"

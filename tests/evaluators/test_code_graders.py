@@ -6,6 +6,7 @@ program is this interpreter running a script next to the suite.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import textwrap
@@ -133,6 +134,16 @@ async def test_a_program_that_misbehaves_is_an_error_result(
     result = await run(report, "4", runner(tmp_path, **limits))
     assert (result.status, result.score, result.passed) == ("error", None, None)
     assert message in (result.reasoning or "")
+
+
+async def test_a_program_over_the_output_cap_is_reaped_every_time(tmp_path: Path) -> None:
+    # Left unread past the cap, the program's pipe never closed and the wait for it could
+    # hang for good, about every other run: repeated so one hang is all but certain.
+    report = await read(tmp_path, {"type": "code-grader", "command": [sys.executable, "loud.py"]})
+    async with asyncio.timeout(60):
+        for _ in range(12):
+            result = await run(report, "4", runner(tmp_path, max_output_bytes=4096))
+            assert result.status == "error"
 
 
 async def test_code_graders_are_off_unless_the_operator_enables_them(tmp_path: Path) -> None:
