@@ -8,15 +8,17 @@ and never formats a case again.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from app.evaluation.context import CaseContext, ResponseCache, TargetLookup
+from app.evaluation.openai_graders.runner import OPENAI_GRADERS
 from app.evaluation.plan import RunPlan, format_options, mode_of
 from app.evaluation.prepared import PreparedRun
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.programs import ProgramRunner
+from app.evaluators.registry import EVALUATORS
 from app.formatting import format_prompt
 from app.suites.model import EvalCase, EvalSuite, FormattedCase
 
@@ -41,12 +43,14 @@ class RunSpec(BaseModel):
         files: Text of every referenced file, keyed by the path as cases write it.
         plan: The resolved plan.
         evaluators: For a regrade with new evaluators: the evaluators every case gets.
+        graders: ``openai``: the cases carry OpenAI Evals testing criteria (``/v1`` runs).
     """
 
     suite: dict[str, Any]
     files: dict[str, str] = Field(default_factory=dict)
     plan: PlanSpec
     evaluators: tuple[EvaluatorConfig, ...] | None = None
+    graders: Literal["suite", "openai"] = "suite"
 
 
 def build_run_spec(run: PreparedRun) -> RunSpec:
@@ -126,4 +130,11 @@ def prepare_stored_run(
     context = CaseContext(
         providers=providers, cache=cache if plan.use_cache else None, programs=programs
     )
-    return PreparedRun(plan=plan, context=context, files=spec.files, evaluators=spec.evaluators)
+    registry = OPENAI_GRADERS if spec.graders == "openai" else EVALUATORS
+    return PreparedRun(
+        plan=plan,
+        context=context,
+        files=spec.files,
+        evaluators=spec.evaluators,
+        registry=registry,
+    )
