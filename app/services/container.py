@@ -20,6 +20,7 @@ from app.runs.executor import InProcessExecutor
 from app.runs.spec import RunSpec, prepare_stored_run
 from app.runs.store import RunStore
 from app.runs.supervisor import RunSupervisor
+from app.services.openai_evals import OpenAIEvalService
 from app.services.runs import RunService
 from app.services.sample import ensure_sample_run
 from app.settings import Settings
@@ -36,6 +37,7 @@ class Services:
     supervisor: RunSupervisor
     runs: RunService
     exit_stack: AsyncExitStack
+    openai_evals: OpenAIEvalService
 
     async def aclose(self) -> None:
         """Release every resource, last opened first."""
@@ -77,4 +79,5 @@ async def build_services(
         await stack.aclose()
         raise
     metrics.watch(limiters=providers, statuses=store)
-    return Services(settings, metrics, providers, store, supervisor, runs, stack)
+    openai_evals = OpenAIEvalService(settings, store, supervisor, providers)
+    return Services(settings, metrics, providers, store, supervisor, runs, stack, openai_evals)
