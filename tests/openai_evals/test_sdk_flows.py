@@ -223,7 +223,7 @@ def test_jsonl_run_with_similarity_multi_and_score_model_on_the_mock(client: Ope
                         "name": "rouge",
                         "input": "{{ sample.output_text }}",
                         "reference": "{{ item.reference }}",
-                        "evaluation_metric": "rouge_l",
+                        "evaluation_metric": "rouge_1",
                     },
                     "exact": {
                         "type": "string_check",
@@ -241,7 +241,8 @@ def test_jsonl_run_with_similarity_multi_and_score_model_on_the_mock(client: Ope
                 "model": "o3-mini",
                 "input": [{"role": "user", "content": "Rate: {{ sample.output_text }}"}],
                 "range": [0, 10],
-                "pass_threshold": 5,
+                # The mock judge scores the share of expected words it finds: none here.
+                "pass_threshold": 0,
             },
         ],
     )
@@ -262,7 +263,10 @@ def test_jsonl_run_with_similarity_multi_and_score_model_on_the_mock(client: Ope
     assert scores[0]["close"] == pytest.approx(1.0)
     assert scores[0]["blend"] == pytest.approx(1.0)
     assert scores[1]["close"] < 0.8
-    assert 0 <= scores[0]["quality"] <= 10
+    assert scores[0]["quality"] == 0
+    quality = next(r for r in items[0].results if r.name == "quality")
+    assert quality.sample is not None
+    assert quality.sample["input"] == [{"role": "user", "content": "Rate: Paris is the capital"}]
     assert items[0].sample.output[0].content == "Paris is the capital"
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from app.evaluation.openai_graders.models import StringCheckGrader, TextSimilarityGrader
 from app.evaluation.openai_graders.scope import GraderProblem, render_text
-from app.evaluators.text_metrics import MetricUnavailable, similarity
+from app.evaluators.text_metrics import UNAVAILABLE_OFFLINE, MetricUnavailable, similarity
 
 COSINE_REFUSAL = (
     "evaluation_metric 'cosine' needs an embedding model, and this service has no embedding "
@@ -44,11 +44,8 @@ def similarity_refusal(grader: TextSimilarityGrader) -> str | None:
     """Why this service cannot compute the grader's metric, or None."""
     if grader.evaluation_metric == "cosine":
         return COSINE_REFUSAL
-    try:
-        similarity(grader.evaluation_metric, "", "")
-    except MetricUnavailable as exc:
-        return f"evaluation_metric {grader.evaluation_metric!r}: {exc}"
-    return None
+    reason = UNAVAILABLE_OFFLINE.get(grader.evaluation_metric)
+    return f"evaluation_metric {grader.evaluation_metric!r}: {reason}" if reason else None
 
 
 def text_similarity(grader: TextSimilarityGrader, scope: Mapping[str, Any]) -> Graded:
@@ -58,6 +55,9 @@ def text_similarity(grader: TextSimilarityGrader, scope: Mapping[str, Any]) -> G
         raise GraderProblem(refusal)
     text = render_text(grader.input, scope, f"{grader.name}.input")
     reference = render_text(grader.reference, scope, f"{grader.name}.reference")
-    score = similarity(grader.evaluation_metric, text, reference)
+    try:
+        score = similarity(grader.evaluation_metric, text, reference)
+    except (MetricUnavailable, ValueError) as exc:
+        raise GraderProblem(f"{grader.name}: {exc}") from None
     threshold = 1.0 if grader.pass_threshold is None else grader.pass_threshold
     return Graded(score=score, passed=score >= threshold)
