@@ -43,7 +43,6 @@ _BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {
     ast.Mult: lambda a, b: a * b,
     ast.Div: lambda a, b: a / b,
     ast.Pow: _power,
-    ast.BitXor: _power,
 }
 
 
@@ -56,7 +55,8 @@ def parse_formula(text: str) -> ast.expr:
     if len(text) > MAX_FORMULA_CHARS:
         raise FormulaError(f"the formula is longer than {MAX_FORMULA_CHARS} characters")
     try:
-        tree = ast.parse(text.strip(), mode="eval").body
+        # ``^`` is a power in these formulas; Python reads it as xor, with lower precedence.
+        tree = ast.parse(text.strip().replace("^", "**"), mode="eval").body
     except SyntaxError as exc:
         raise FormulaError(f"the formula {text!r} does not parse: {exc.msg}") from None
     for node in ast.walk(tree):
