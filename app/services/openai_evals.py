@@ -183,6 +183,12 @@ class OpenAIEvalService:
         """Build the run's cases, store it as a durable run and start it."""
         stored_eval = await self._store.get_eval(eval_id, caller)
         source = request.data_source
+        params = getattr(source, "sampling_params", None)
+        if params is not None and params.model_dump(exclude_none=True):
+            raise invalid(
+                "data_source.sampling_params",
+                "not applied to the candidate yet; set temperature and max_tokens on the target",
+            )
         model = getattr(source, "model", None)
         target = self.target_of(model, "data_source.model") if model else self._any_target()
         judges = self._judges(stored_eval.testing_criteria)
