@@ -31,10 +31,38 @@ document.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
+
+
+def _shown(value: Any) -> str | None:
+    """A short, escaped rendering of a scalar value given (``None`` for other values)."""
+    if isinstance(value, str):
+        shown = json.dumps(value[:60])
+        return shown + "..." if len(value) > 60 else shown
+    if value is None or isinstance(value, bool | int | float):
+        return json.dumps(value)
+    return None
+
+
+def validation_message(error: Mapping[str, Any]) -> str:
+    """A pydantic error's message naming the value given: ``...; got "robot"``.
+
+    A scalar is shown short and escaped; a list or object is named only when its type is
+    the problem ("Input should be a valid string; got a list").
+    """
+    message = str(error.get("msg", "is not valid"))
+    kind = str(error.get("type", ""))
+    if kind == "missing" or "input" not in error:
+        return message
+    value = error["input"]
+    shown = _shown(value)
+    if shown is None and kind.endswith("_type"):
+        shown = "an object" if isinstance(value, Mapping) else "a list"
+    return f"{message}; got {shown}" if shown is not None and shown not in message else message
 
 
 class FieldError(BaseModel):

@@ -16,12 +16,13 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
 from app.api import DOCUMENTED_MODELS, api_router
-from app.api.auth import install_access_control
+from app.api.auth import install_access_control, public_paths
 from app.api.docs import install_docs
 from app.api.limits import BodySizeLimit
 from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers
 from app.api.request_context import install_observability
+from app.api.ui.routes import install_ui
 from app.services.container import build_services
 from app.settings import Settings, load_settings, with_targets_file
 
@@ -67,12 +68,13 @@ def create_app(
     )
     app.state.settings = settings
     install_problem_handlers(app)
-    install_openapi(app, DOCUMENTED_MODELS)
+    install_openapi(app, DOCUMENTED_MODELS, public_paths(settings))
     install_docs(app)
     install_access_control(app, settings)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     metrics = install_observability(app, settings)
     app.include_router(api_router)
+    install_ui(app)
     return app
 
 

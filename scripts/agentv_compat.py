@@ -120,7 +120,8 @@ async def check_file(root: Path, path: Path) -> Outcome:
     """Read one eval file as a suite named by path under ``root``."""
     relative = path.relative_to(root).as_posix()
     source = FileSource(roots=[root], max_file_bytes=5_000_000, max_request_file_bytes=50_000_000)
-    report: SuiteReport = await check_suite(relative, file_source=source)
+    # As a service whose operator enabled code graders (EVAL_CODE_GRADERS=true) reads them.
+    report: SuiteReport = await check_suite(relative, file_source=source, code_graders=True)
     outcome = Outcome(relative, report.dialect, report.valid)
     outcome.errors = [f"{error.path}: {error.message}" for error in report.errors]
     if report.valid and report.suite is not None:

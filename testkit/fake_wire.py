@@ -6,6 +6,7 @@ API's own error format, and the default replies (see ``testkit.fake_llm``).
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import time
@@ -57,7 +58,8 @@ class Reply:
 
     ``body`` None means the wire's default reply (or, for an error status, the wire's error
     body with ``message`` and ``code``). ``delay`` waits before answering; ``hang`` never
-    answers and waits for the client to drop; ``malformed`` sends a body that is not JSON.
+    answers and waits for the client to drop; ``malformed`` sends a body that is not JSON;
+    ``gzip`` compresses the body.
     """
 
     status: int = 200
@@ -72,6 +74,7 @@ class Reply:
     runaway: bool = False
     ignore_budget: bool = False
     token_seconds: float = 0.001
+    gzip: bool = False
 
 
 def error(
@@ -206,7 +209,20 @@ def default_text(recorded: RecordedRequest) -> str:
 
 
 def render(recorded: RecordedRequest, reply: Reply) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-    """Status, headers and body bytes for a reply in the request's wire format."""
+    """Status, headers and body bytes for a reply in the request's wire format.
+
+    With ``gzip`` the body is sent compressed (``content-encoding: gzip``).
+    """
+    status, headers, payload = _render_plain(recorded, reply)
+    if reply.gzip:
+        headers.append((b"content-encoding", b"gzip"))
+        payload = gzip.compress(payload, compresslevel=9)
+    return status, headers, payload
+
+
+def _render_plain(
+    recorded: RecordedRequest, reply: Reply
+) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
     headers = [(b"content-type", b"application/json")]
     headers += [(k.encode(), v.encode()) for k, v in reply.headers.items()]
     if reply.malformed:

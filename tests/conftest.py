@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from app.main import create_app
 from app.settings import Settings
 from testkit.fake_llm import FakeLLM, serve_fake_llm
+from tests.runs.conftest import POSTGRES_URL_VARIABLE, _reset_postgres, postgres_url
 
 
 class ClientFactory(Protocol):
@@ -48,6 +49,19 @@ def fake_llm() -> Iterator[FakeLLM]:
     """A fake LLM server on 127.0.0.1 and a free port, for one test."""
     with serve_fake_llm() as fake:
         yield fake
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """A fresh database: a SQLite file, or the test PostgreSQL emptied."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'eval.db'}"
+        return
+    url = postgres_url()
+    if url is None:
+        pytest.skip(f"PostgreSQL tests need {POSTGRES_URL_VARIABLE}")
+    await _reset_postgres(url)
+    yield url
 
 
 @pytest.fixture

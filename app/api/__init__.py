@@ -7,6 +7,7 @@ logic; must not import httpx or provider adapters directly.
 from fastapi import APIRouter
 from pydantic import BaseModel
 
+from app.api import compare as compare_routes
 from app.api import evaluate as evaluate_routes
 from app.api import format as format_routes
 from app.api import health, ops, run_docs, runs, targets
@@ -21,6 +22,8 @@ api_router.include_router(format_routes.router)
 api_router.include_router(targets.router)
 api_router.include_router(validate_routes.router)
 api_router.include_router(evaluate_routes.router)
+# Before the runs router: /runs/compare is not a run id.
+api_router.include_router(compare_routes.router)
 api_router.include_router(runs.router)
 api_router.include_router(openai_routes.router)
 api_router.include_router(openai_files.router)

@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.api.docs import ASSETS_PATH, DOCS_PATH, OAUTH2_REDIRECT_PATH, REDOC_PATH
 from app.api.problems import send_problem
 from app.api.ratelimit import RequestRateLimiter
+from app.api.ui.paths import is_public_ui
 from app.errors import ApiKeysFileError, ServiceError, Unauthorized
 from app.observability.logging import bind_log_context
 from app.settings import Settings
@@ -50,9 +51,18 @@ SECURITY_SCHEME = {
 }
 
 
-def is_public(path: str) -> bool:
-    """Whether ``path`` is served without a key (health, metrics, the docs and their assets)."""
-    return path in PUBLIC_PATHS or path.startswith(ASSETS_PATH + "/")
+def public_paths(settings: Settings) -> frozenset[str]:
+    """The paths served without a key: ``/metrics`` too unless the operator protects it."""
+    return PUBLIC_PATHS - {"/metrics"} if settings.metrics_require_key else PUBLIC_PATHS
+
+
+def is_public(path: str, public: frozenset[str] = PUBLIC_PATHS) -> bool:
+    """Whether ``path`` is served without a key.
+
+    Health, metrics (unless protected), the docs and the viewer's page shells, with their
+    assets; the viewer's data (``/ui/fragments``) needs the key.
+    """
+    return path in public or path.startswith(ASSETS_PATH + "/") or is_public_ui(path)
 
 
 @dataclass(frozen=True)
@@ -130,14 +140,21 @@ def bearer_token(scope: Scope) -> str | None:
 class AccessControl:
     """Authenticate (when keys are set), then apply the per-key request rate."""
 
-    def __init__(self, app: ASGIApp, keys: ApiKeys, limiter: RequestRateLimiter) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        keys: ApiKeys,
+        limiter: RequestRateLimiter,
+        public: frozenset[str] = PUBLIC_PATHS,
+    ) -> None:
         self.app = app
         self.keys = keys
         self.limiter = limiter
+        self.public = public
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Refuse with 401 or 429, or pass the request on with its caller in the state."""
-        if scope["type"] != "http" or is_public(scope["path"]):
+        if scope["type"] != "http" or is_public(scope["path"], self.public):
             await self.app(scope, receive, send)
             return
         try:
@@ -199,6 +216,7 @@ def install_access_control(app: FastAPI, settings: Settings) -> None:
         AccessControl,
         keys=ApiKeys.from_settings(settings),
         limiter=RequestRateLimiter(settings.rate_limit_per_minute),
+        public=public_paths(settings),
     )
     if settings.cors_origins:
         app.add_middleware(

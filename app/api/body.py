@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
+import anyio
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
@@ -21,6 +22,9 @@ from app.suites.parsing import parse_json, parse_yaml
 JSON_MEDIA_TYPES = frozenset({"application/json"})
 YAML_MEDIA_TYPES = frozenset({"application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml"})
 LIST_QUERY_FIELDS = ("case_ids", "guideline_patterns")
+# Bodies larger than this are parsed and validated in a worker thread: a 5 MB body takes
+# about a second of CPU, which would hold every other request on the event loop.
+LOOP_BODY_BYTES = 64 * 1024
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
@@ -74,6 +78,13 @@ class DocumentBody(Generic[ModelT]):
                 f"Content-Type {kind!r} is not accepted; send application/json or application/yaml"
             )
         raw = await request.body()
+        query = self._query(request) if kind in YAML_MEDIA_TYPES and self.yaml_field else {}
+        if len(raw) <= LOOP_BODY_BYTES:
+            return self._read(raw, kind, query)
+        return await anyio.to_thread.run_sync(self._read, raw, kind, query)
+
+    def _read(self, raw: bytes, kind: str, query: dict[str, Any]) -> ModelT:
+        """Parse and validate the body (CPU only: may run in a worker thread)."""
         if kind not in YAML_MEDIA_TYPES:
             return validate_document(self.model, parse_json(raw))
         if self.yaml_field is None:
@@ -82,7 +93,7 @@ class DocumentBody(Generic[ModelT]):
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise BadRequest("the body is not UTF-8 text") from exc
-        return validate_document(self.model, {self.yaml_field: text, **self._query(request)})
+        return validate_document(self.model, {self.yaml_field: text, **query})
 
     def _query(self, request: Request) -> dict[str, Any]:
         query = request.query_params

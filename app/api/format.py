@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Response
 
 from app.api.body import DocumentBody
 from app.api.dependencies import ServicesDep
 from app.api.problems import problem_responses
+from app.api.responses import json_reply
 from app.schemas.format import FORMAT_EXAMPLES, FORMAT_YAML, FormatRequest, FormatResponse
 from app.services.format import format_case
 
@@ -30,10 +31,11 @@ ERRORS = problem_responses(400, 413, 415, 422)
 )
 async def format_messages(
     body: Annotated[FormatRequest, Depends(FORMAT_BODY)], services: ServicesDep
-) -> FormatResponse:
+) -> FormatResponse | Response:
     """Turn ``input_messages`` into ``question``, ``guidelines`` and ``chatPrompt``.
 
     The body is JSON or YAML (same schema). Referenced files come from ``files`` (or the
     operator's workspace roots); guideline files are moved out of the turns.
     """
-    return await format_case(body, services.settings, services.providers)
+    formatted = await format_case(body, services.settings, services.providers)
+    return await json_reply(formatted, len(formatted.question))

@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 
-from app.api.auth import SECURITY_SCHEME, SECURITY_SCHEME_NAME, is_public
+from app.api.auth import PUBLIC_PATHS, SECURITY_SCHEME, SECURITY_SCHEME_NAME, is_public
 from app.api.problems import PROBLEM_MEDIA_TYPE, Problem, problem_responses
 
 METHODS = ("get", "put", "post", "delete", "patch")
@@ -25,12 +25,17 @@ METHODS = ("get", "put", "post", "delete", "patch")
 FASTAPI_VALIDATION_SCHEMAS = ("HTTPValidationError", "ValidationError")
 
 
-def install_openapi(app: FastAPI, models: tuple[type[BaseModel], ...] = ()) -> None:
+def install_openapi(
+    app: FastAPI,
+    models: tuple[type[BaseModel], ...] = (),
+    public: frozenset[str] = PUBLIC_PATHS,
+) -> None:
     """Make ``app.openapi()`` the completed document (built once, then cached).
 
     Args:
         app: The application.
         models: Models no route signature names, to add to ``components.schemas``.
+        public: The paths served without a key (``public_paths``).
     """
 
     def openapi() -> dict[str, Any]:
@@ -43,7 +48,7 @@ def install_openapi(app: FastAPI, models: tuple[type[BaseModel], ...] = ()) -> N
             routes=app.routes,
         )
         add_models(schema, (*models, Problem))
-        document_refusals(schema, is_public)
+        document_refusals(schema, lambda path: is_public(path, public))
         app.openapi_schema = schema
         return schema
 

@@ -27,6 +27,7 @@ from app.errors import (
     TooManyRequests,
     Unauthorized,
     UnsupportedMediaType,
+    validation_message,
 )
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -139,7 +140,8 @@ def field_errors(
         part_index = (error.get("ctx") or {}).get("part_index")
         if isinstance(part_index, int):
             loc = (*loc, part_index)
-        errors.append(FieldError(path=format_location(loc), message=str(error.get("msg", ""))))
+        path = format_location(loc)
+        errors.append(FieldError(path=path, message=validation_message(dict(error))))
     return errors
 
 

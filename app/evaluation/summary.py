@@ -1,4 +1,4 @@
-"""A run's summary: counts per status, score statistics, a histogram and token usage.
+"""A run's summary: counts per status, score statistics, a histogram, tokens, pass rate per grader.
 
 ``SummaryBuilder`` takes records one at a time, so a run in progress can show the summary
 of the cases finished so far; ``summarize`` builds one from a finished list.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -40,6 +40,32 @@ class HistogramBin(BaseModel):
     count: int = 0
 
 
+GraderFact = tuple[str, str, bool | None, float | None]
+"""One grader's outcome on one case: name, type, passed (None: it could not grade), score."""
+
+
+class GraderStats(BaseModel):
+    """How one grader (by name) did over the cases that declare it."""
+
+    type: str
+    count: int = Field(0, description="Cases the grader ran on.")
+    passed: int = Field(0, description="Cases where it passed.")
+    failed: int = Field(0, description="Cases where it graded and did not pass.")
+    errors: int = Field(0, description="Cases where it could not grade.")
+    pass_rate: float | None = Field(
+        None, description="passed / (passed + failed); null when it never graded."
+    )
+    mean_score: float | None = Field(None, description="Mean of its scores.")
+
+
+def grader_facts(record: ResultRecord) -> list[GraderFact]:
+    """The top-level graders' outcomes of a record (composites count as one grader)."""
+    return [
+        (result.name, result.type, result.passed if result.status == "ok" else None, result.score)
+        for result in record.evaluator_results
+    ]
+
+
 class RunSummary(BaseModel):
     """What a run came to, over the cases finished so far."""
 
@@ -51,6 +77,23 @@ class RunSummary(BaseModel):
     scores: ScoreStats = Field(default_factory=ScoreStats)
     histogram: list[HistogramBin] = Field(default_factory=list)
     usage: RoleUsage = Field(default_factory=RoleUsage, description="Tokens per role, summed.")
+    graders: dict[str, GraderStats] = Field(
+        default_factory=dict,
+        description="Pass rate and mean score of each grader, by its name.",
+        examples=[
+            {
+                "mentions-refund": {
+                    "type": "contains",
+                    "count": 2,
+                    "passed": 1,
+                    "failed": 1,
+                    "errors": 0,
+                    "pass_rate": 0.5,
+                    "mean_score": 0.5,
+                }
+            }
+        ],
+    )
 
 
 def _bin_index(score: float) -> int:
@@ -65,18 +108,37 @@ class SummaryBuilder:
         self._scores: list[float] = []
         self._bins = [0] * HISTOGRAM_BINS
         self._usage = RoleUsage()
+        self._graders: dict[str, GraderStats] = {}
+        self._grader_scores: dict[str, list[float]] = {}
 
     def add(self, record: ResultRecord) -> None:
         """Count one case's record."""
-        self._counts[record.status] += 1
-        if record.score is not None:
-            bisect.insort(self._scores, record.score)
-            self._bins[_bin_index(record.score)] += 1
+        self.count(record.status, record.score, grader_facts(record))
         for role in ("candidate", "judge"):
             total = getattr(self._usage, role)
             tokens = getattr(record.usage, role)
             total.input_tokens += tokens.input_tokens
             total.output_tokens += tokens.output_tokens
+
+    def count(
+        self, status: CaseStatus, score: float | None, graders: Sequence[GraderFact] = ()
+    ) -> None:
+        """Count one case by its status, score and graders' outcomes (not its tokens)."""
+        self._counts[status] += 1
+        if score is not None:
+            bisect.insort(self._scores, score)
+            self._bins[_bin_index(score)] += 1
+        for name, kind, passed, grader_score in graders:
+            stats = self._graders.setdefault(name, GraderStats(type=kind))
+            stats.count += 1
+            if passed is None:
+                stats.errors += 1
+            elif passed:
+                stats.passed += 1
+            else:
+                stats.failed += 1
+            if grader_score is not None:
+                self._grader_scores.setdefault(name, []).append(grader_score)
 
     def summary(self) -> RunSummary:
         """The summary of every record added so far."""
@@ -89,6 +151,19 @@ class SummaryBuilder:
                 for i, count in enumerate(self._bins)
             ],
             usage=self._usage.model_copy(deep=True),
+            graders={
+                name: self._grader_stats(name, stats) for name, stats in self._graders.items()
+            },
+        )
+
+    def _grader_stats(self, name: str, stats: GraderStats) -> GraderStats:
+        graded = stats.passed + stats.failed
+        scores = self._grader_scores.get(name)
+        return stats.model_copy(
+            update={
+                "pass_rate": stats.passed / graded if graded else None,
+                "mean_score": statistics.fmean(scores) if scores else None,
+            }
         )
 
     def _stats(self) -> ScoreStats:

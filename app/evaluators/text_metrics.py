@@ -48,11 +48,16 @@ def gleu(candidate: str, references: Sequence[str]) -> float:
     return float(sentence_gleu(refs, tokens))
 
 
+def _rouge_type(variant: str) -> str:
+    """The ``rouge-score`` name of a variant: ``rouge1`` .. ``rouge5``, ``rougeL``."""
+    return "rougeL" if variant == "rouge_l" else variant.replace("_", "")
+
+
 @cache
 def _rouge_scorer(variant: str) -> Any:
     from rouge_score import rouge_scorer
 
-    return rouge_scorer.RougeScorer([variant.replace("_", "")], use_stemmer=True)
+    return rouge_scorer.RougeScorer([_rouge_type(variant)], use_stemmer=True)
 
 
 def rouge(candidate: str, reference: str, variant: str = "rouge_1") -> float:
@@ -60,7 +65,7 @@ def rouge(candidate: str, reference: str, variant: str = "rouge_1") -> float:
     if variant not in ROUGE_VARIANTS:
         raise ValueError(f"unknown ROUGE variant {variant!r} ({', '.join(ROUGE_VARIANTS)})")
     scores = _rouge_scorer(variant).score(reference, candidate)
-    return float(scores[variant.replace("_", "")].fmeasure)
+    return float(scores[_rouge_type(variant)].fmeasure)
 
 
 def fuzzy_match(candidate: str, reference: str) -> float:

@@ -8,6 +8,7 @@ ServiceError
  |    +-- ProviderRejected (502)      a non-retryable 4xx; carries the upstream status
  |    |    +-- ProviderQuotaExhausted quota or billing exhausted (never retried)
  |    +-- ProviderResponseInvalid     the reply did not parse as the wire format says
+ |         +-- ProviderReplyTooLarge  the decoded reply passed its size limit (never retried)
  +-- InvalidRequest (422)
       +-- UnknownTarget               a target name that is not configured
       +-- InlineTargetRefused         an inline target that is disabled or unsafe
@@ -21,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from app.errors import InvalidRequest, ServiceError
 from app.providers.base import CallAttempt
@@ -35,6 +36,32 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
         if secret:
             text = text.replace(secret, "[redacted]")
     return _KEY_LIKE.sub("[redacted]", text)
+
+
+def remove_secrets(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every given secret replaced, and nothing else changed.
+
+    For what a provider answered: unlike ``redact`` it leaves key-like words alone, since an
+    answer may rightly hold them.
+    """
+    for secret in secrets:
+        if secret and secret in text:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
+def remove_secrets_json(value: Any, secrets: Iterable[str]) -> Any:
+    """A copy of a JSON value with ``remove_secrets`` applied to its keys and strings."""
+    if isinstance(value, dict):
+        return {
+            remove_secrets(str(key), secrets): remove_secrets_json(item, secrets)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [remove_secrets_json(item, secrets) for item in value]
+    if isinstance(value, str):
+        return remove_secrets(value, secrets)
+    return value
 
 
 class ProviderError(ServiceError):
@@ -145,6 +172,13 @@ class ProviderResponseInvalid(ProviderError):
 
     slug = "provider-response-invalid"
     title = "Provider response not valid"
+
+
+class ProviderReplyTooLarge(ProviderResponseInvalid):
+    """The provider's reply, decoded, was larger than ``provider_max_reply_bytes``."""
+
+    slug = "provider-reply-too-large"
+    title = "Provider reply too large"
 
 
 class UnknownTarget(InvalidRequest):

@@ -19,6 +19,7 @@ from app.providers.errors import (
     ProviderQuotaExhausted,
     ProviderRateLimited,
     ProviderRejected,
+    ProviderReplyTooLarge,
     ProviderResponseInvalid,
     ProviderTimeout,
     ProviderUnavailable,
@@ -110,6 +111,9 @@ class KeyedTarget(Protocol):
 TargetT = TypeVar("TargetT", bound=KeyedTarget)
 
 
+DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024
+
+
 def default_transport() -> httpx.AsyncBaseTransport:
     """The adapters' transport: aiohttp under the httpx API.
 
@@ -140,8 +144,10 @@ class HttpAdapter(ABC, Generic[TargetT]):
         *,
         transport: httpx.AsyncBaseTransport | None,
         timeout_seconds: float,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
         self.target = target
+        self._max_reply_bytes = max_reply_bytes
         self.name = target.name
         self._key = target.api_key.get_secret_value() if target.api_key else ""
         self._secrets = [self._key] if self._key else []
@@ -200,7 +206,11 @@ class HttpAdapter(ABC, Generic[TargetT]):
         body, _ = self.build_body(request)
         started = time.perf_counter()
         try:
-            response = await self._client.send(self._request(body))
+            response = await self._client.send(self._request(body), stream=True)
+            try:
+                content = await self._read_capped(response)
+            finally:
+                await response.aclose()
         except httpx.TimeoutException as exc:
             if _refused_connection(exc):
                 raise ProviderUnavailable(
@@ -215,7 +225,7 @@ class HttpAdapter(ABC, Generic[TargetT]):
                 f"target {self.name!r}: no connection ({self._cause(exc)})", target=self.name
             ) from exc
         latency_ms = (time.perf_counter() - started) * 1000
-        payload = self._json(response)
+        payload = self._json(content)
         if response.status_code >= 400:
             raise self._error_for(response, payload)
         if payload is None:
@@ -238,9 +248,30 @@ class HttpAdapter(ABC, Generic[TargetT]):
         """Close the HTTP client and its connections."""
         await self._client.aclose()
 
-    def _json(self, response: httpx.Response) -> Any:
+    async def _read_capped(self, response: httpx.Response) -> bytes:
+        """The decoded body, read as a stream and given up past ``max_reply_bytes``.
+
+        Counting decoded bytes is what bounds memory: a small compressed reply can inflate
+        to hundreds of megabytes.
+        """
+        limit = self._max_reply_bytes
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise ProviderReplyTooLarge(
+                    f"target {self.name!r}: {self.api} sent a reply larger than {limit} bytes "
+                    "(decoded); the limit is EVAL_PROVIDER_MAX_REPLY_BYTES",
+                    target=self.name,
+                    upstream_status=response.status_code,
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _json(self, content: bytes) -> Any:
         try:
-            return orjson.loads(response.content)
+            return orjson.loads(content)
         except orjson.JSONDecodeError:
             return None
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import ipaddress
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
+import httpx
 from pydantic import ValidationError
 
+from app.providers.addresses import pin_host, pinned_transport
 from app.providers.errors import InlineTargetRefused
 from app.settings import Settings
 from app.settings.targets import (
@@ -19,49 +21,53 @@ from app.settings.targets import (
     describe_problems,
 )
 
-_BLOCKED_HOSTS = frozenset({"localhost", "metadata", "metadata.google.internal", "instance-data"})
+_USERINFO = re.compile(r"//[^/@]*@")
+_METADATA_HOSTS = frozenset({"metadata", "metadata.google.internal", "instance-data"})
 
 
-def check_inline_url(url: str, *, allow_private: bool) -> None:
-    """Refuse a base URL that is not http(s) or points at this host, the cloud or the LAN.
+def check_inline_url(url: str, *, allow_private: bool) -> httpx.URL:
+    """The URL as the HTTP client reads it, if it is http(s) and names no well-known local host.
 
-    Literal addresses are checked by class; names by the well-known local and metadata names.
+    Addresses are checked once the host is resolved (``pin_host``).
+
+    Raises:
+        InlineTargetRefused: The URL is not an http(s) URL with a host, carries credentials,
+            or names a local or metadata host.
     """
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InlineTargetRefused("inline target base URL must be an http(s) URL with a host")
-    if parts.username or parts.password:
-        raise InlineTargetRefused("inline target base URL must not carry credentials")
-    host = parts.hostname.lower().rstrip(".")
-    if host.endswith(".localhost") or host in _BLOCKED_HOSTS:
-        if not allow_private:
-            raise InlineTargetRefused(f"inline target host {host!r} is not allowed")
-        return
+    shown = _USERINFO.sub("//", url)  # credentials are never echoed
     try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return
-    if address.is_link_local or (
-        isinstance(address, ipaddress.IPv6Address)
-        and address.ipv4_mapped
-        and address.ipv4_mapped.is_link_local
-    ):
-        raise InlineTargetRefused(f"inline target address {host} is link-local (metadata)")
-    if not allow_private and (
-        address.is_loopback
-        or address.is_private
-        or address.is_reserved
-        or address.is_unspecified
-        or address.is_multicast
-    ):
-        raise InlineTargetRefused(f"inline target address {host} is not a public address")
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise InlineTargetRefused(
+            f"inline target base URL {shown!r} is not valid: {_USERINFO.sub('//', str(exc))}"
+        ) from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise InlineTargetRefused(
+            f"inline target base URL {shown!r} must be an http(s) URL with a host"
+        )
+    if parsed.userinfo:
+        raise InlineTargetRefused("inline target base URL must not carry credentials")
+    host = parsed.host.lower().rstrip(".")
+    local = host == "localhost" or host.endswith(".localhost")
+    if host in _METADATA_HOSTS or (local and not allow_private):
+        raise InlineTargetRefused(f"inline target host {host!r} is not allowed")
+    return parsed
 
 
-def inline_target(config: Mapping[str, Any], settings: Settings) -> TargetConfig:
+@dataclass(frozen=True)
+class InlineTarget:
+    """A checked inline target and the transport pinned to its checked addresses."""
+
+    config: TargetConfig
+    transport: httpx.AsyncBaseTransport | None
+
+
+async def inline_target(config: Mapping[str, Any], settings: Settings) -> InlineTarget:
     """Validate a target sent in a request; refused unless the operator enabled them.
 
-    Inline targets may not run programs (``cli``) nor read the environment (``${{ VAR }}``),
-    and their URL must pass ``check_inline_url``. The key stays a ``SecretStr``: never echoed.
+    Inline targets may not run programs (``cli``) nor read the environment (``${{ VAR }}``);
+    their URL must pass ``check_inline_url`` and its host ``pin_host``, and their calls go
+    only to the addresses checked. The key stays a ``SecretStr``: never echoed.
     """
     if not settings.allow_inline_targets:
         raise InlineTargetRefused("inline targets are disabled on this service")
@@ -76,6 +82,10 @@ def inline_target(config: Mapping[str, Any], settings: Settings) -> TargetConfig
         problems = describe_problems(exc)
         raise InlineTargetRefused(f"inline target is not valid: {problems}") from None
     url = target.endpoint_url()
-    if url is not None:
-        check_inline_url(url, allow_private=settings.inline_target_allow_private)
-    return target
+    if url is None:
+        return InlineTarget(config=target, transport=None)
+    allow_private = settings.inline_target_allow_private
+    pinned = await pin_host(
+        check_inline_url(url, allow_private=allow_private), allow_private=allow_private
+    )
+    return InlineTarget(config=target, transport=pinned_transport(pinned))

@@ -16,7 +16,7 @@ import httpx
 from pydantic import BaseModel, Field
 
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
-from app.providers.http import HttpAdapter, UpstreamError, model_options
+from app.providers.http import DEFAULT_MAX_REPLY_BYTES, HttpAdapter, UpstreamError, model_options
 from app.providers.json_schema import openai_strict_schema, resolve_refs
 from app.providers.structured import with_schema_in_prompt
 from app.providers.turns import openai_messages
@@ -163,8 +163,14 @@ class OpenAIAdapter(HttpAdapter[OpenAITarget]):
         *,
         transport: httpx.AsyncBaseTransport | None,
         timeout_seconds: float,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
-        super().__init__(target, transport=transport, timeout_seconds=timeout_seconds)
+        super().__init__(
+            target,
+            transport=transport,
+            timeout_seconds=timeout_seconds,
+            max_reply_bytes=max_reply_bytes,
+        )
         self._official = httpx.URL(target.base_url).host == "api.openai.com"
         self.api = "OpenAI" if self._official else "the OpenAI-compatible server"
         # api.openai.com deprecated max_tokens (reasoning models refuse it); other servers

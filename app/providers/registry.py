@@ -55,24 +55,25 @@ class AdapterOptions:
     transport: httpx.AsyncBaseTransport | None
     timeout_seconds: float
     cli_path: str
+    max_reply_bytes: int
+
+    def http(self) -> dict[str, Any]:
+        """The keyword arguments of every HTTP adapter."""
+        return {
+            "transport": self.transport,
+            "timeout_seconds": self.timeout_seconds,
+            "max_reply_bytes": self.max_reply_bytes,
+        }
 
 
 AdapterFactory = Callable[[Any, AdapterOptions], Provider]
 
 ADAPTERS: dict[str, AdapterFactory] = {
     "mock": lambda config, _: MockAdapter(config),
-    "openai": lambda config, options: OpenAIAdapter(
-        config, transport=options.transport, timeout_seconds=options.timeout_seconds
-    ),
-    "azure": lambda config, options: AzureAdapter(
-        config, transport=options.transport, timeout_seconds=options.timeout_seconds
-    ),
-    "anthropic": lambda config, options: AnthropicAdapter(
-        config, transport=options.transport, timeout_seconds=options.timeout_seconds
-    ),
-    "gemini": lambda config, options: GeminiAdapter(
-        config, transport=options.transport, timeout_seconds=options.timeout_seconds
-    ),
+    "openai": lambda config, options: OpenAIAdapter(config, **options.http()),
+    "azure": lambda config, options: AzureAdapter(config, **options.http()),
+    "anthropic": lambda config, options: AnthropicAdapter(config, **options.http()),
+    "gemini": lambda config, options: GeminiAdapter(config, **options.http()),
     "cli": lambda config, options: CliAdapter(config, path=options.cli_path),
 }
 """Each provider's adapter factory (its config is the ``TargetConfig`` of that provider)."""
@@ -96,6 +97,12 @@ class ProviderRegistry:
             transport=transport,
             timeout_seconds=settings.provider_attempt_timeout_seconds,
             cli_path=settings.program_path(),
+            max_reply_bytes=settings.provider_max_reply_bytes,
+        )
+        # Every configured secret: a reply echoing any of them has it removed.
+        self._secrets = (
+            *(secret for target in settings.targets for secret in target.secret_values()),
+            *(key.get_secret_value() for key in settings.api_keys),
         )
         self._runtimes: dict[str, TargetRuntime] = {}
         self._stand_ins: dict[str, Provider] = {}
@@ -103,13 +110,20 @@ class ProviderRegistry:
         for config in with_default_target(settings.targets, self.warnings):
             self._runtimes[config.name] = self.build_runtime(config)
 
-    def build_runtime(self, config: TargetConfig) -> TargetRuntime:
-        """A runtime for one target (also for a validated inline target; close it after use)."""
+    def build_runtime(
+        self, config: TargetConfig, *, transport: httpx.AsyncBaseTransport | None = None
+    ) -> TargetRuntime:
+        """A runtime for one target (also for a validated inline target; close it after use).
+
+        ``transport`` replaces the registry's own (an inline target's pinned transport).
+        """
         settings = self._settings
         policies = {role: retry_policy(settings, config, role) for role in CallRole}
         # The client's own timeout must not cut an attempt before the role's limit does.
         longest = max(policy.attempt_timeout_seconds for policy in policies.values())
         options = replace(self._adapter_options, timeout_seconds=longest)
+        if transport is not None:
+            options = replace(options, transport=transport)
         return TargetRuntime(
             config,
             ADAPTERS[config.provider](config, options),
@@ -120,6 +134,7 @@ class ProviderRegistry:
             max_concurrency=config.max_concurrency or settings.default_target_concurrency,
             sleep=self._sleep,
             observer=self._observer,
+            secrets=self._secrets,
         )
 
     def get(self, name: str) -> TargetRuntime:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, Field
@@ -26,7 +26,13 @@ from app.providers.base import (
     ProviderResponse,
 )
 from app.providers.calls import CallLog
-from app.providers.errors import ProviderError, ProviderRateLimited, ProviderTimeout
+from app.providers.errors import (
+    ProviderError,
+    ProviderRateLimited,
+    ProviderTimeout,
+    remove_secrets,
+    remove_secrets_json,
+)
 from app.providers.limiter import AdaptiveLimiter, LimiterState
 from app.providers.preview import ProviderPreview
 from app.providers.retry import RetryPolicy, Sleep, call_with_retries
@@ -124,8 +130,11 @@ class TargetRuntime:
         max_concurrency: int,
         sleep: Sleep = asyncio.sleep,
         observer: CallObserver | None = None,
+        secrets: Sequence[str] = (),
     ) -> None:
         self.name = config.name
+        # Longest first, so a secret holding another is replaced whole.
+        self._secrets = tuple(sorted({*secrets, *config.secret_values()}, key=len, reverse=True))
         self.config = config
         self.adapter = adapter
         self.kind: ProviderKind = adapter.kind
@@ -157,7 +166,8 @@ class TargetRuntime:
         deadline = self.policies[request.role].deadline_seconds
         try:
             async with asyncio.timeout(deadline):
-                return log.succeeded(await self._negotiated(self._for_role(request), log))
+                reply = await self._negotiated(self._for_role(request), log)
+                return log.succeeded(self._without_secrets(reply))
         except TimeoutError:
             outcome = ProviderTimeout.slug
             timeout = ProviderTimeout(
@@ -166,6 +176,9 @@ class TargetRuntime:
             raise log.failed(timeout, self._where) from None
         except ProviderError as exc:
             outcome = exc.slug
+            exc.detail = remove_secrets(exc.detail, self._secrets)
+            if exc.upstream_message:
+                exc.upstream_message = remove_secrets(exc.upstream_message, self._secrets)
             log.failed(exc, self._where)
             raise
         except asyncio.CancelledError:
@@ -174,6 +187,20 @@ class TargetRuntime:
         finally:
             seconds = time.perf_counter() - started
             self._observer.record_provider_call(self.name, role, outcome, seconds)
+
+    def _without_secrets(self, reply: ProviderResponse) -> ProviderResponse:
+        """The reply with every configured secret removed: a provider may echo a key."""
+        secrets = self._secrets
+        if not secrets:
+            return reply
+        model = remove_secrets(reply.model, secrets) if reply.model else reply.model
+        return reply.model_copy(
+            update={
+                "text": remove_secrets(reply.text, secrets),
+                "raw": remove_secrets_json(reply.raw, secrets),
+                "model": model,
+            }
+        )
 
     def _for_role(self, request: ProviderRequest) -> ProviderRequest:
         """A judge request with the judge output budget when it sets none."""

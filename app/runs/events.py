@@ -9,6 +9,7 @@ Between reads the stream wakes on this process's next commit, else every ``POLL_
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncGenerator
 
 from app.errors import RunNotFound
@@ -16,14 +17,22 @@ from app.runs.models import StoredEvent
 from app.runs.store import RunStore
 
 POLL_SECONDS = 0.5
+MAX_EVENT_NUMBER = 2**63 - 1
+_EVENT_NUMBER = re.compile(r"[0-9]{1,19}")
 EVENT_TYPES = ("case_completed", "progress", "run_completed")
 
 
 def parse_last_event_id(value: str | None) -> int:
-    """The event number a client last saw (0 for none or a value this service never sent)."""
-    if value is None or not value.strip().isdigit():
+    """The event number a client last saw (0 for none or a value this service never sent).
+
+    Event numbers are ASCII digits within the database's 64-bit range; anything else (a
+    word, a negative or fractional number, other scripts' digits, a number past the range)
+    cannot be one the service sent, so the stream starts from the first event.
+    """
+    text = (value or "").strip()
+    if not _EVENT_NUMBER.fullmatch(text) or int(text) > MAX_EVENT_NUMBER:
         return 0
-    return int(value.strip())
+    return int(text)
 
 
 async def stream_run_events(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -89,6 +89,8 @@ class ResultFacts:
     candidate_output_tokens: int = 0
     judge_input_tokens: int = 0
     judge_output_tokens: int = 0
+    graders: list[str | None] = field(default_factory=list)
+    """Each result's ``graders`` column (JSON of its graders' outcomes), as ``outcomes``."""
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from app.errors import RunNotFound
 from app.evaluation.records import ResultRecord
 from app.runs.models import Page, ResultFacts, StoredCase, StoredEvent
 from app.runs.store_base import StoreBase, decode_cursor, encode_cursor, utc_now
+from app.runs.summary import graders_column
 from app.runs.tables import CachedResponseRow, CaseRow, EventRow, ResultRow, RunRow
 
 RESULT_BATCH = 100
@@ -42,6 +43,7 @@ def _result_values(run_id: str, seq: int, record: ResultRecord) -> dict[str, Any
         "judge_output_tokens": usage.judge.output_tokens,
         "candidate_answer": record.candidate_answer,
         "record": record.model_dump_json(by_alias=True),
+        "graders": graders_column(record),
         "created_at": utc_now(),
     }
 
@@ -211,14 +213,28 @@ class RecordsStore(StoreBase):
         self, run_id: str, *, status: str | None = None, batch_size: int = 200
     ) -> AsyncIterator[str]:
         """Every record of a run (JSON text), in case order, read in short batches."""
+        async for _, record in self.iter_numbered_results(
+            run_id, status=status, batch_size=batch_size
+        ):
+            yield record
+
+    async def iter_numbered_results(
+        self, run_id: str, *, status: str | None = None, batch_size: int = 200
+    ) -> AsyncIterator[tuple[int, str]]:
+        """Every record of a run with its case number, in case order, read in short batches."""
         after = -1
         while True:
             rows = await self._result_batch(run_id, status=status, after=after, limit=batch_size)
-            for _, record in rows:
-                yield record
+            for row in rows:
+                yield row
             if len(rows) < batch_size:
                 return
             after = rows[-1][0]
+
+    async def result_at(self, run_id: str, seq: int) -> str | None:
+        """The record (JSON text) of case number ``seq``, or ``None`` while it has none."""
+        rows = await self._result_batch(run_id, status=None, after=seq - 1, limit=1)
+        return rows[0][1] if rows and rows[0][0] == seq else None
 
     async def _result_batch(
         self, run_id: str, *, status: str | None, after: int, limit: int
@@ -236,7 +252,9 @@ class RecordsStore(StoreBase):
 
     async def result_facts(self, run_id: str) -> ResultFacts:
         """Status and score of every stored result of a run, and its token totals."""
-        outcomes = select(ResultRow.status, ResultRow.score).where(ResultRow.run_id == run_id)
+        outcomes = select(ResultRow.status, ResultRow.score, ResultRow.graders).where(
+            ResultRow.run_id == run_id
+        )
         tokens = select(
             func.coalesce(func.sum(ResultRow.candidate_input_tokens), 0),
             func.coalesce(func.sum(ResultRow.candidate_output_tokens), 0),
@@ -244,9 +262,17 @@ class RecordsStore(StoreBase):
             func.coalesce(func.sum(ResultRow.judge_output_tokens), 0),
         ).where(ResultRow.run_id == run_id)
         async with self._session() as session:
-            rows = [(status, score) for status, score in await session.execute(outcomes)]
+            rows = (await session.execute(outcomes)).all()
             sums = (await session.execute(tokens)).one()
-        return ResultFacts(rows, *(int(value) for value in sums))
+        candidate_in, candidate_out, judge_in, judge_out = (int(value) for value in sums)
+        return ResultFacts(
+            outcomes=[(status, score) for status, score, _ in rows],
+            candidate_input_tokens=candidate_in,
+            candidate_output_tokens=candidate_out,
+            judge_input_tokens=judge_in,
+            judge_output_tokens=judge_out,
+            graders=[graders for _, _, graders in rows],
+        )
 
     # Events -------------------------------------------------------------------------------
 

@@ -1,37 +1,38 @@
 """A run's summary, built from the stored result columns with the evaluation layer's builder.
 
-Only status, score and tokens are read back (not whole records), so summarising a large run
-stays cheap; the shape is the very ``RunSummary`` that ``/evaluate`` answers with.
+Only status, score, the graders' outcomes and tokens are read back (not whole records), so
+summarising a large run stays cheap; the shape is the very ``RunSummary`` that ``/evaluate``
+answers with.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
 from typing import Any, cast
 
 from app.evaluation.records import ResultRecord, RoleUsage, TokenUsage
-from app.evaluation.summary import RunSummary, SummaryBuilder
+from app.evaluation.summary import GraderFact, RunSummary, SummaryBuilder, grader_facts
+from app.evaluators.results import CaseStatus
 from app.runs.models import ResultFacts
 
 
-@dataclass(frozen=True)
-class _Outcome:
-    """The fields of a record ``SummaryBuilder.add`` reads (tokens are summed in SQL)."""
-
-    status: str
-    score: float | None
-    usage: RoleUsage
+def graders_column(record: ResultRecord) -> str:
+    """The ``results.graders`` column of a record: its graders' outcomes as compact JSON."""
+    return json.dumps(grader_facts(record), separators=(",", ":"), ensure_ascii=False)
 
 
-_NO_TOKENS = RoleUsage()
+def _read_graders(column: str | None) -> list[GraderFact]:
+    if not column:
+        return []
+    return [(str(n), str(t), p, s) for n, t, p, s in json.loads(column)]
 
 
 def summarize_results(facts: ResultFacts) -> RunSummary:
     """The summary of a run's stored results."""
     builder = SummaryBuilder()
-    for status, score in facts.outcomes:
-        # Full records (even unvalidated) would cost far more than the summary itself.
-        builder.add(cast(ResultRecord, _Outcome(status, score, _NO_TOKENS)))
+    graders = facts.graders or [None] * len(facts.outcomes)
+    for (status, score), column in zip(facts.outcomes, graders, strict=True):
+        builder.count(cast(CaseStatus, status), score, _read_graders(column))
     summary = builder.summary()
     summary.usage = RoleUsage(
         candidate=TokenUsage(

@@ -2,12 +2,16 @@
 
 Large documents (suite, records, event payloads) are stored as JSON text so that SQLite and
 PostgreSQL hold them the same way; the columns that queries filter or aggregate on
-(status, score, tokens) are real columns.
+(status, score, tokens) are real columns. Free text that comes from callers or providers is
+``SafeText``: PostgreSQL text cannot hold NUL, so such a value is stored escaped and read
+back as it was.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -22,7 +26,9 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -31,6 +37,48 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+
+# A noncharacter: marks a value stored as a JSON string (any value holding NUL, or starting
+# with the mark itself, so that reading back is exact).
+ESCAPED_MARK = "\ufdd0"
+
+
+def escape_text(value: str) -> str:
+    """``value`` as PostgreSQL can store it (unchanged unless it holds NUL or starts marked)."""
+    if "\x00" in value or value.startswith(ESCAPED_MARK):
+        return ESCAPED_MARK + json.dumps(value)
+    return value
+
+
+def unescape_text(value: str) -> str:
+    """The value ``escape_text`` was given."""
+    if value.startswith(ESCAPED_MARK):
+        restored: str = json.loads(value[len(ESCAPED_MARK) :])
+        return restored
+    return value
+
+
+class SafeText(TypeDecorator[str]):
+    """Text of any content, NUL included: escaped on write, restored on read."""
+
+    impl: type[String] = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:  # noqa: ARG002
+        """Escape a value on its way into the database."""
+        return escape_text(value) if isinstance(value, str) else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> Any:  # noqa: ARG002
+        """Restore a value read from the database."""
+        return unescape_text(value) if isinstance(value, str) else value
+
+
+class SafeString(SafeText):
+    """A ``SafeText`` stored in a ``VARCHAR`` column (ids and names)."""
+
+    impl = String
+    cache_ok = True
 
 
 class Base(DeclarativeBase):
@@ -59,7 +107,7 @@ class RunRow(Base):
     event_seq: Mapped[int] = mapped_column(BigInteger, default=0)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
     summary: Mapped[str | None] = mapped_column(Text, nullable=True)
-    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    error: Mapped[str | None] = mapped_column(SafeText, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
@@ -81,9 +129,9 @@ class CaseRow(Base):
 
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
-    eval_id: Mapped[str] = mapped_column(String(500))
+    eval_id: Mapped[str] = mapped_column(SafeString(500))
     definition: Mapped[str] = mapped_column(Text, doc="JSON of the EvalCase.")
-    candidate_answer: Mapped[str | None] = mapped_column(Text, nullable=True)
+    candidate_answer: Mapped[str | None] = mapped_column(SafeText, nullable=True)
     pending: Mapped[bool] = mapped_column(Boolean, default=True)
 
     __table_args__ = (Index("ix_cases_run_id_pending_seq", "run_id", "pending", "seq"),)
@@ -97,15 +145,18 @@ class ResultRow(Base):
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     case_seq: Mapped[int] = mapped_column(Integer)
-    eval_id: Mapped[str] = mapped_column(String(500))
+    eval_id: Mapped[str] = mapped_column(SafeString(500))
     status: Mapped[str] = mapped_column(String(16))
     score: Mapped[float | None] = mapped_column(Float, nullable=True)
     candidate_input_tokens: Mapped[int] = mapped_column(Integer, default=0)
     candidate_output_tokens: Mapped[int] = mapped_column(Integer, default=0)
     judge_input_tokens: Mapped[int] = mapped_column(Integer, default=0)
     judge_output_tokens: Mapped[int] = mapped_column(Integer, default=0)
-    candidate_answer: Mapped[str | None] = mapped_column(Text, nullable=True)
+    candidate_answer: Mapped[str | None] = mapped_column(SafeText, nullable=True)
     record: Mapped[str] = mapped_column(Text, doc="JSON of the ResultRecord.")
+    graders: Mapped[str | None] = mapped_column(
+        Text, nullable=True, doc="JSON of [name, type, passed, score] per grader (summaries)."
+    )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (
@@ -156,7 +207,7 @@ class OpenAIEvalRow(Base):
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    name: Mapped[str] = mapped_column(String(500))
+    name: Mapped[str] = mapped_column(SafeString(500))
     metadata_json: Mapped[str] = mapped_column(Text, doc="JSON of the eval's metadata.")
     data_source_config: Mapped[str] = mapped_column(Text, doc="JSON, as the API returns it.")
     testing_criteria: Mapped[str] = mapped_column(Text, doc="JSON list of grader objects.")
@@ -173,8 +224,8 @@ class OpenAIEvalRunRow(Base):
 
     id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
     eval_id: Mapped[str] = mapped_column(ForeignKey("openai_evals.id", ondelete="CASCADE"))
-    name: Mapped[str] = mapped_column(String(500))
-    model: Mapped[str] = mapped_column(String(200))
+    name: Mapped[str] = mapped_column(SafeString(500))
+    model: Mapped[str] = mapped_column(SafeString(200))
     data_source: Mapped[str] = mapped_column(Text, doc="JSON of the run's data source.")
     metadata_json: Mapped[str] = mapped_column(Text, doc="JSON of the run's metadata.")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
@@ -189,8 +240,8 @@ class OpenAIFileRow(Base):
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    filename: Mapped[str] = mapped_column(String(500))
+    filename: Mapped[str] = mapped_column(SafeString(500))
     purpose: Mapped[str] = mapped_column(String(32))
     bytes: Mapped[int] = mapped_column(Integer)
-    content: Mapped[str] = mapped_column(Text)
+    content: Mapped[str] = mapped_column(SafeText)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import uuid
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +26,16 @@ from app.services.openai_evals import OpenAIEvalService
 from app.services.runs import RunService
 from app.services.sample import ensure_sample_run
 from app.settings import Settings
+
+
+def lease_holder(settings: Settings) -> str:
+    """This process's name in run leases: the replica's name plus a token of its own.
+
+    Replicas may share a name (containers may share a host name), so the name alone would let
+    two processes execute one run together; the token makes every process's leases its own.
+    """
+    name = (settings.instance_id or socket.gethostname())[:120]
+    return f"{name}/{os.getpid()}-{uuid.uuid4().hex[:12]}"
 
 
 @dataclass(frozen=True)
@@ -68,7 +80,7 @@ async def build_services(
             store,
             InProcessExecutor(store, prepare),
             max_active_runs=settings.max_active_runs,
-            holder=settings.instance_id or socket.gethostname(),
+            holder=lease_holder(settings),
             lease_seconds=settings.run_lease_seconds,
         )
         stack.push_async_callback(supervisor.aclose)

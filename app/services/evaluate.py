@@ -53,10 +53,12 @@ class RequestTargets:
         return inline if inline is not None else self._configured.get(name)
 
 
-def open_inline_targets(
+async def open_inline_targets(
     configs: Sequence[Mapping[str, Any]] | None, settings: Settings, registry: ProviderRegistry
 ) -> dict[str, TargetRuntime]:
     """Validate every inline target of a request, then open a runtime for each.
+
+    Each runtime connects only to the addresses its host resolved to when it was checked.
 
     Raises:
         InlineTargetRefused: Inline targets are disabled, or one is not valid or not allowed.
@@ -64,15 +66,18 @@ def open_inline_targets(
     """
     if not configs:
         return {}
-    checked = [inline_target(config, settings) for config in configs]
-    names = [target.name for target in checked]
+    checked = [await inline_target(config, settings) for config in configs]
+    names = [target.config.name for target in checked]
     for index, name in enumerate(names):
         if name in registry.names() or name in names[:index]:
             raise InvalidRequest(
                 f"targets[{index}].name: a target called {name!r} already exists",
                 errors=[FieldError(path=f"targets[{index}].name", message="name already used")],
             )
-    return {target.name: registry.build_runtime(target) for target in checked}
+    return {
+        target.config.name: registry.build_runtime(target.config, transport=target.transport)
+        for target in checked
+    }
 
 
 async def prepare_evaluation(
@@ -85,7 +90,7 @@ async def prepare_evaluation(
         InlineTargetRefused: An inline target is not allowed.
         PayloadTooLarge: More cases than ``evaluate_max_cases``: use the durable runs API.
     """
-    inline = open_inline_targets(request.targets, settings, registry)
+    inline = await open_inline_targets(request.targets, settings, registry)
     limit = settings.evaluate_max_cases
 
     def too_many(count: int) -> PayloadTooLarge:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import anyio
+
 from app.errors import FieldError, InvalidRequest
 from app.formatting import FormatOptions, Message, format_prompt
 from app.formatting.messages import FilePart
@@ -12,6 +14,9 @@ from app.providers.registry import ProviderRegistry
 from app.schemas.format import FormatRequest, FormatResponse
 from app.settings import Settings
 from app.suites.files import FileSource
+
+LOOP_MESSAGES = 200
+"""Cases with more messages than this are formatted in a worker thread."""
 
 
 def file_locations(messages: Sequence[Message]) -> dict[str, str]:
@@ -56,7 +61,12 @@ async def format_case(
         guideline_patterns=tuple(request.guideline_patterns),
         system_prompt=request.system_prompt,
     )
-    formatted = format_prompt(request.input_messages, loaded.files, options)
+    if len(request.input_messages) <= LOOP_MESSAGES:
+        formatted = format_prompt(request.input_messages, loaded.files, options)
+    else:  # tens of thousands of messages take seconds of CPU: off the event loop
+        formatted = await anyio.to_thread.run_sync(
+            format_prompt, request.input_messages, loaded.files, options
+        )
     if formatted.missing_files and request.mode == "lm" and not request.allow_missing_files:
         raise missing_files_error(locations, formatted.missing_files)
     previews = None

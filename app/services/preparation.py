@@ -42,6 +42,7 @@ async def prepare_run(
         file_source=FileSource.from_settings(settings, request.files),
         case_ids=request.case_ids,
         allow_missing_files=request.allow_missing_files,
+        code_graders=settings.code_graders,
     )
     if report.suite is None or report.errors:
         raise suite_error(report.errors)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 import uuid
@@ -24,6 +25,7 @@ from app.runs.store import RunStore
 from app.runs.summary import summarize_results
 from app.runs.supervisor import RunSupervisor
 from app.schemas.runs import RegradeRequest, ResultPage, RunList, RunObject, RunProgress, RunRequest
+from app.schemas.viewer import CaseDetail, NumberedRecord
 from app.services.preparation import prepare_run
 from app.settings import Settings
 
@@ -208,6 +210,33 @@ class RunService:
                 yield record.encode() + b"\n"
 
         return lines()
+
+    async def numbered_records(
+        self, run_id: str, caller: str | None = None
+    ) -> builtins.list[NumberedRecord]:
+        """Every record of the run with its case number, in case order."""
+        await self._owned(run_id, caller)
+        return [
+            NumberedRecord(seq=seq, record=json.loads(record))
+            async for seq, record in self._store.iter_numbered_results(run_id)
+        ]
+
+    async def case(self, run_id: str, seq: int, caller: str | None = None) -> CaseDetail:
+        """Case number ``seq`` of the run: its stored definition, record and neighbours."""
+        run = await self._owned(run_id, caller)
+        if not 0 <= seq < run.total:
+            raise RunNotFound(f"run {run_id!r} has no case number {seq} (it has {run.total})")
+        stored = await self._store.load_case(run_id, seq)
+        record = await self._store.result_at(run_id, seq)
+        return CaseDetail(
+            run_id=run_id,
+            seq=seq,
+            total=run.total,
+            definition=stored.definition,
+            record=json.loads(record) if record is not None else None,
+            previous=seq - 1 if seq > 0 else None,
+            next=seq + 1 if seq + 1 < run.total else None,
+        )
 
     async def events(
         self, run_id: str, last_event_id: str | None, caller: str | None = None

@@ -22,6 +22,7 @@ async def validate_suite(
         file_source=FileSource.from_settings(settings, request.files),
         case_ids=request.case_ids,
         allow_missing_files=request.allow_missing_files,
+        code_graders=settings.code_graders,
     )
     return ValidateResponse(
         valid=report.valid,

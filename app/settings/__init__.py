@@ -87,7 +87,10 @@ class Settings(BaseSettings):
     )
     inline_target_allow_private: bool = Field(
         False,
-        description="Let inline targets reach loopback, link-local and private addresses.",
+        description=(
+            "Let inline targets reach loopback and private addresses (link-local and cloud "
+            "metadata addresses are always refused)."
+        ),
     )
     retry_base_seconds: float = Field(
         1.0, ge=0, description="First backoff step of provider retries, in seconds."
@@ -108,6 +111,14 @@ class Settings(BaseSettings):
     )
     provider_attempt_timeout_seconds: float = Field(
         120.0, gt=0, description="Time limit of one provider attempt, in seconds."
+    )
+    provider_max_reply_bytes: int = Field(
+        16 * 1024 * 1024,
+        ge=1024,
+        description=(
+            "Largest provider reply one call may read, in bytes after decompression; a "
+            "larger reply fails the call (not retried)."
+        ),
     )
     provider_deadline_seconds: float = Field(
         600.0, gt=0, description="Time limit of one provider call, retries included, in seconds."
@@ -151,8 +162,8 @@ class Settings(BaseSettings):
     instance_id: str | None = Field(
         None,
         description=(
-            "Name of this replica in run leases (default: the host name); replicas sharing a "
-            "database need distinct names."
+            "Name of this replica in run leases (default: the host name); each process "
+            "adds a token of its own, so replicas sharing a name never share a run."
         ),
     )
     run_lease_seconds: float = Field(
@@ -197,6 +208,13 @@ class Settings(BaseSettings):
     api_keys_file: Path | None = Field(
         None,
         description="File of accepted API keys as SHA-256 hex digests, one per line (# comments).",
+    )
+    metrics_require_key: bool = Field(
+        False,
+        description=(
+            "Ask an API key for `/metrics` too (when keys are set). Off: Prometheus scrapes "
+            "without one; the metrics count runs and requests of every key, not their content."
+        ),
     )
     rate_limit_per_minute: int = Field(
         0,

@@ -28,6 +28,7 @@ from app.suites.reading import (
     duplicate_id_error,
     guideline_patterns,
     metadata_of,
+    read_trials,
     refuse,
     thresholds,
 )
@@ -38,6 +39,7 @@ CASE_LIST_KEYS = ("evalcases", "eval_cases", "tests")
 METADATA_KEYS = frozenset({"name", "tags", "version", "metadata", "governance"})
 SUITE_KEYS = frozenset(
     {"$schema", "description", "dataset", "target", "evaluator", "execution", "thresholds"}
+    | {"repeat", "trials"}
     | {"guideline_patterns", "assertions", "assert", "input", "input_files", "vars", "imports"}
     | {*CASE_LIST_KEYS, *METADATA_KEYS}
 )
@@ -47,8 +49,6 @@ SUITE_REFUSED = {
     "environment": "it needs an agent environment, which this service does not set up",
     "docker": "it needs a Docker workspace, which this service does not set up",
     "preprocessors": "content preprocessors (programs run on answers) are not supported yet",
-    "repeat": "repeated trials are not supported yet",
-    "trials": "repeated trials are not supported yet",
     "budget_usd": "run cost budgets are not supported yet",
     "experiment": "experiment settings are not supported yet",
     "prompts": "it belongs to the prompts/providers/vars layout, not read with an evalcases list",
@@ -131,6 +131,10 @@ def _suite_fields(
     patterns = guideline_patterns(document, findings)
     if patterns is not None or sources.config_patterns is not None:
         fields["guideline_patterns"] = patterns if patterns is not None else sources.config_patterns
+    key = "repeat" if "repeat" in document else "trials"
+    trials = read_trials(document.get(key), (key,), findings)
+    if trials is not None:
+        fields["trials"] = trials
     verdicts = thresholds(document.get("thresholds"), ("thresholds",), findings)
     if verdicts is not None:
         fields["thresholds"] = verdicts

@@ -28,6 +28,7 @@ from app.suites.reading import (
     add_reference,
     case_variables,
     pass_threshold,
+    read_trials,
     refuse,
 )
 
@@ -37,7 +38,7 @@ EXPECTED_KEYS = ("expected_messages", "expected_output")
 LIST_KEYS = ("evaluators", "assertions", "assert")
 CASE_KEYS = frozenset(
     {"id", "conversation_id", "note", "description", "evaluator", "execution", "rubrics"}
-    | {"input_files", "vars", "metadata", "tags", "threshold", "governance"}
+    | {"input_files", "vars", "metadata", "tags", "threshold", "governance", "repeat", "trials"}
     | {*OUTCOME_KEYS, *INPUT_KEYS, *EXPECTED_KEYS, *LIST_KEYS}
 )
 CASE_REFUSED = {
@@ -46,8 +47,6 @@ CASE_REFUSED = {
     "on_turn_failure": "live turn-by-turn conversations are not supported yet",
     "aggregation": "per-turn score aggregation is not supported yet",
     "workspace": "it needs an agent workspace, which this service does not set up",
-    "repeat": "repeated trials are not supported yet",
-    "trials": "repeated trials are not supported yet",
 }
 EXECUTION_KEYS = frozenset({"target", "evaluators", "skip_defaults", "threshold", "assertions"})
 METADATA_KEYS = frozenset({"metadata", "tags", "governance"})
@@ -119,6 +118,8 @@ def read_case(
     graders = _graders(raw, path, defaults, execution, skip_defaults, origin, findings)
     threshold = raw.get("threshold", execution.get("threshold"))
     thresholds = pass_threshold(threshold, (*path, "threshold"), findings)
+    repeat = "repeat" if "repeat" in raw else "trials"
+    trials = read_trials(raw.get(repeat), (*path, repeat), findings)
     if len(findings.errors) > before or case_id is None:
         return None
     case = EvalCase(
@@ -131,6 +132,7 @@ def read_case(
         reference_answer=reference_answer(expected, {}),
         evaluators=graders,
         thresholds=thresholds,
+        trials=trials,
         metadata={key: raw[key] for key in raw if key in METADATA_KEYS},
     )
     return case, origin

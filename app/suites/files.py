@@ -94,6 +94,11 @@ class FileSource:
         self._suite_folder = suite_folder
         self.listing = Listing(self._inline_normalised, self._roots, suite_folder)
 
+    @property
+    def suite_folder(self) -> tuple[Path, PurePosixPath] | None:
+        """``(root, folder inside root)`` of the suite file; None for a suite sent inline."""
+        return self._suite_folder
+
     @classmethod
     def from_settings(
         cls, settings: Settings, inline: Mapping[str, str] | None = None

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.errors import FieldError
+from app.errors import FieldError, validation_message
 from app.suites.document import DocumentPath, NodePositions, render_path
 
 MISSING: Any = object()
@@ -53,7 +53,7 @@ class Findings:
             part_index = (error.get("ctx") or {}).get("part_index")
             if isinstance(part_index, int):
                 location = (*location, part_index)
-            self.error(path + location, str(error.get("msg", "is not valid")))
+            self.error(path + location, validation_message(dict(error)))
 
 
 def pick(

@@ -245,7 +245,9 @@ def _check_runnable(
     for key, value in raw.items():
         if key in COMMON_KEYS or key in honoured or value is None or value is False:
             continue
-        if key in entry.options or key in KNOWN_OPTION_KEYS:
+        # A passthrough type's other keys are its program's configuration, not options.
+        known = key in KNOWN_OPTION_KEYS and not entry.passthrough
+        if key in entry.options or known:
             findings.error(
                 (*path, key), f"option {key!r} of grader type {entry.name!r} is not supported yet"
             )

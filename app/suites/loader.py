@@ -17,6 +17,7 @@ from typing import Any
 
 from app.errors import DocumentError, FieldError, InvalidRequest
 from app.formatting import FormatOptions, format_prompt
+from app.suites.code_graders import CodePolicy, place_code_graders
 from app.suites.dialects import as_suite, detect_dialect, read_document
 from app.suites.document import SuiteDocument, parse_suite_text
 from app.suites.files import FileSource, LoadedFiles
@@ -102,6 +103,7 @@ async def read_suite(
     file_source: FileSource,
     case_ids: Sequence[str] | None = None,
     allow_missing_files: bool = False,
+    code_graders: bool = False,
 ) -> SuiteReport:
     """Parse and check a suite, select its cases and read every file they reference.
 
@@ -114,6 +116,8 @@ async def read_suite(
         file_source: Resolves referenced files (inline ``files``, then workspace roots).
         case_ids: Only these cases (all when None); an unknown id is an error.
         allow_missing_files: Report files found nowhere as warnings instead of errors.
+        code_graders: The operator enables code graders (they still run only for a suite
+            file read from a workspace root).
     """
     try:
         document, file_source, source_dir = await _read(suite, file_source)
@@ -129,7 +133,11 @@ async def read_suite(
     report.origins = check.origins
     if check.suite is None or findings.errors:
         return report
-    selected = _select(check.suite, case_ids, report)
+    policy = CodePolicy(enabled=code_graders, folder=file_source.suite_folder)
+    placed = place_code_graders(check.suite, check.origins, policy, findings)
+    if report.errors:
+        return report
+    selected = _select(placed, case_ids, report)
     if report.errors:
         return report
     files = await _load_files(selected, check.origins, file_source, findings, allow_missing_files)
@@ -137,7 +145,7 @@ async def read_suite(
         return report
     report.files = files
     filled = fill_from_files(
-        check.suite,
+        placed,
         selected,
         check.origins,
         files,
@@ -169,13 +177,18 @@ async def check_suite(
     file_source: FileSource,
     case_ids: Sequence[str] | None = None,
     allow_missing_files: bool = False,
+    code_graders: bool = False,
 ) -> SuiteReport:
     """Check a suite as a run would and format its cases for an LM target: nothing raised.
 
     The suite's own ``guideline_patterns`` apply (``POST /validate``).
     """
     report = await read_suite(
-        suite, file_source=file_source, case_ids=case_ids, allow_missing_files=allow_missing_files
+        suite,
+        file_source=file_source,
+        case_ids=case_ids,
+        allow_missing_files=allow_missing_files,
+        code_graders=code_graders,
     )
     if report.valid and report.suite is not None:
         format_cases(report, FormatOptions(guideline_patterns=report.suite.guideline_patterns))

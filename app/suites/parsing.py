@@ -7,6 +7,7 @@ graph is measured before any Python object is built, and refused past ``MAX_NODE
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import yaml
@@ -20,6 +21,7 @@ MAX_DEPTH = 100
 MAX_YAML_INDICATORS = 250_000
 # libyaml (C) when PyYAML was built with it: about ten times faster, same marks and errors.
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _position_error(message: str, line: int | None, column: int | None) -> DocumentError:
@@ -30,16 +32,58 @@ def _position_error(message: str, line: int | None, column: int | None) -> Docum
     )
 
 
+def _lone_surrogate(value: Any, path: str) -> tuple[str, str] | None:
+    """The path and text of the first string (key or value) holding a lone surrogate."""
+    if isinstance(value, str):
+        return (path, value) if _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and _SURROGATE.search(key):
+                return where, key
+            found = _lone_surrogate(item, where)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _lone_surrogate(item, f"{path}[{index}]")
+            if found:
+                return found
+    return None
+
+
+def refuse_lone_surrogates(document: Any) -> Any:
+    r"""The document, unless one of its strings holds a lone surrogate (``"\ud800"``).
+
+    A JSON escape can spell such a code point, but it is not a character: no text holding
+    one can be stored, compared or sent on. (YAML parsers refuse the escape themselves.)
+
+    Raises:
+        DocumentError: A string holds a lone surrogate (its path and escaped value named).
+    """
+    found = _lone_surrogate(document, "")
+    if found is None:
+        return document
+    path, text = found
+    shown = json.dumps(text[:80])
+    message = f"{shown} holds a lone surrogate, which is not a Unicode character"
+    where = f"{path}: " if path else ""
+    raise DocumentError(f"{where}{message}", errors=[FieldError(path=path, message=message)])
+
+
 def parse_json(raw: bytes | str) -> Any:
-    """Parse JSON, reporting the line and column of a syntax error."""
+    """Parse JSON, reporting the line and column of a syntax error; refuse lone surrogates."""
     try:
-        return json.loads(raw)
+        document = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise _position_error(f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from exc
     except UnicodeDecodeError as exc:
         raise DocumentError("the body is not UTF-8 text") from exc
     except RecursionError as exc:
         raise DocumentError("the JSON document is nested too deeply") from exc
+    # Only an escape can spell a surrogate: UTF-8 bytes cannot.
+    escaped = b"\\u" in raw if isinstance(raw, bytes) else "\\u" in raw
+    return refuse_lone_surrogates(document) if escaped else document
 
 
 def _measure(node: Node) -> None:

@@ -23,8 +23,11 @@ def split_reference(path: str) -> tuple[tuple[str, ...], bool]:
     ``/x`` (one leading slash) names ``x`` under the workspace root, as AgentV reads it.
 
     Raises:
-        FileRefused: The path is absolute otherwise (``//x``, ``\\\\x``, ``C:x``) or empty.
+        FileRefused: The path is absolute otherwise (``//x``, ``\\\\x``, ``C:x``), empty, or
+            holds NUL.
     """
+    if "\x00" in path:
+        raise FileRefused("the path holds a NUL character, which no file name can")
     normalised = normalise_path(path)
     from_root = normalised.startswith("/") and not normalised.startswith("//")
     if from_root:

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from app.evaluators.verdicts import Thresholds
 from app.suites.document import DocumentPath, render_path
 from app.suites.findings import MISSING, Findings, describe, number_field, warn_unknown_keys
-from app.suites.model import EvalSuite
+from app.suites.model import EvalSuite, Trials
 from app.suites.templates import TemplateProblem, namespace, render
 
 Dialect = Literal["agentv-2025", "agentv-2026", "prompts-providers-vars", "unknown"]
@@ -156,6 +158,27 @@ def pass_threshold(raw: Any, path: DocumentPath, findings: Findings) -> Threshol
         return None
     borderline = min(Thresholds().borderline, float(raw))
     return Thresholds.model_validate({"pass": float(raw), "borderline": borderline})
+
+
+TRIAL_KEYS = frozenset({"count", "strategy", "early_exit"})
+
+
+def read_trials(raw: Any, path: DocumentPath, findings: Findings) -> Trials | None:
+    """AgentV's ``repeat`` (or ``trials``): a count, or ``{count, strategy, early_exit}``."""
+    if raw is None or raw is MISSING:
+        return None
+    fields = {"count": raw} if isinstance(raw, int) and not isinstance(raw, bool) else raw
+    if not isinstance(fields, dict):
+        findings.error(
+            path, f"must be a count or {{count, strategy, early_exit}}, not {describe(raw)}"
+        )
+        return None
+    warn_unknown_keys(fields, TRIAL_KEYS, path, findings)
+    try:
+        return Trials.model_validate({k: v for k, v in fields.items() if k in TRIAL_KEYS})
+    except ValidationError as exc:
+        findings.validation_error(path, exc)
+        return None
 
 
 def dataset_name(explicit: str | None, name: str | None, source_name: str | None) -> str:

@@ -178,3 +178,21 @@ async def test_caller_dep_fails_closed_when_no_caller_was_established() -> None:
 
     with pytest.raises(Unauthorized):
         await get_caller(request)
+
+
+async def test_metrics_can_be_made_to_need_a_key(
+    tmp_path: Path, make_client: ClientFactory
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data", api_keys=[KEY_A], metrics_require_key=True)
+    async with make_client(settings) as client:
+        refused = await client.get("/metrics")
+        allowed = await client.get("/metrics", headers=bearer(KEY_A))
+        health = await client.get("/healthz")
+        document = (await client.get("/openapi.json")).json()
+    assert refused.status_code == 401
+    assert refused.headers["content-type"] == "application/problem+json"
+    assert allowed.status_code == 200
+    assert "eval_http_requests_total" in allowed.text
+    assert health.status_code == 200
+    assert document["paths"]["/metrics"]["get"]["security"]
+    assert "security" not in document["paths"]["/healthz"]["get"]

@@ -108,7 +108,7 @@ async def test_yaml_text_inside_json_reports_line_and_column(client: httpx.Async
             "path": "evalcases[0].input_messages[0].role",
             "line": 5,
             "column": 16,
-            "message": "Input should be 'system', 'user', 'assistant' or 'tool'",
+            "message": "Input should be 'system', 'user', 'assistant' or 'tool'; got \"bot\"",
         }
     ]
 
@@ -124,7 +124,7 @@ async def test_object_suite_errors_have_paths_without_positions(client: httpx.As
     assert all(set(error) == {"path", "message"} for error in body["errors"])
 
 
-async def test_a_grader_that_does_not_run_yet_makes_the_report_invalid(client) -> None:
+async def test_a_code_grader_in_a_request_body_makes_the_report_invalid(client) -> None:
     suite = yaml.safe_load(CUSTOMER_SUPPORT_SUITE)
     suite["execution"]["evaluators"].append({"name": "kw", "type": "code_judge", "script": "x"})
     body = (
@@ -135,8 +135,8 @@ async def test_a_grader_that_does_not_run_yet_makes_the_report_invalid(client) -
     assert body["valid"] is False
     assert body["dialect"] == "agentv-2025"
     [error] = body["errors"]
-    assert error["path"] == "execution.evaluators[1].type"
-    assert "'code_judge' is not supported yet" in error["message"]
+    assert error["path"] == "evalcases[1]"  # the first case that uses the suite graders
+    assert error["message"].startswith("grader 'kw' (code_judge) cannot run: code graders are")
 
 
 async def test_path_safety_refusals_are_reported(client: httpx.AsyncClient) -> None:

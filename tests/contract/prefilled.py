@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import orjson
 
@@ -45,7 +46,7 @@ def example_requests(document: dict[str, Any], *, every_example: bool) -> list[E
     """The prefilled request of every operation, or one request per example of each body."""
     requests = []
     for path, method, operation in operations(document):
-        url = fill_path(path, operation)
+        url = fill_path(path, operation) + fill_query(operation)
         bodies = body_examples(operation.get("requestBody"), every_example=every_example)
         if not bodies:
             requests.append(ExampleRequest(operation["operationId"], "no body", method, url))
@@ -65,6 +66,17 @@ def fill_path(path: str, operation: dict[str, Any]) -> str:
             value = next(iter(examples.values()))["value"]
             path = path.replace("{" + parameter["name"] + "}", str(value))
     return path
+
+
+def fill_query(operation: dict[str, Any]) -> str:
+    """The query string of the required query parameters, each with its first example."""
+    pairs = []
+    for parameter in operation.get("parameters", []):
+        if parameter["in"] == "query" and parameter.get("required"):
+            examples = parameter.get("examples")
+            assert examples, f"required query parameter {parameter['name']} has no example"
+            pairs.append((parameter["name"], next(iter(examples.values()))["value"]))
+    return f"?{urlencode(pairs)}" if pairs else ""
 
 
 def body_examples(

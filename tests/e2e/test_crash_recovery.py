@@ -31,6 +31,9 @@ def service_env(tmp_path: Path, fake: FakeLLM) -> dict[str, str]:
         "EVAL_DATA_DIR": str(tmp_path / "data"),
         "EVAL_TARGETS_FILE": str(targets),
         "EVAL_LOG_LEVEL": "WARNING",
+        # A restarted process is a new lease holder: it takes over once the killed one's
+        # lease expires.
+        "EVAL_RUN_LEASE_SECONDS": "3",
     }
 
 

@@ -30,7 +30,7 @@ TICKETS = [
     ("my card was charged twice", "billing"),
     ("the screen flickers", "hardware"),
 ]
-ITEM_SCHEMA = {
+ITEM_SCHEMA: dict[str, object] = {
     "type": "object",
     "properties": {"ticket_text": {"type": "string"}, "correct_label": {"type": "string"}},
     "required": ["ticket_text", "correct_label"],
@@ -181,7 +181,7 @@ def test_cookbook_flow_on_the_fake_llm(client: OpenAI, fake_llm: FakeLLM) -> Non
 def test_a_long_run_is_cancelled(client: OpenAI, fake_llm: FakeLLM) -> None:
     fake_llm.latency = 0.5
     ev = create_ticket_eval(client)
-    rows = [{"item": {"ticket_text": f"t{i}", "correct_label": "x"}} for i in range(40)]
+    rows: list[Any] = [{"item": {"ticket_text": f"t{i}", "correct_label": "x"}} for i in range(40)]
     run = client.evals.runs.create(
         ev.id,
         data_source={
@@ -214,7 +214,7 @@ def test_jsonl_run_with_similarity_multi_and_score_model_on_the_mock(client: Ope
                 "evaluation_metric": "fuzzy_match",
                 "pass_threshold": 0.8,
             },
-            {
+            {  # type: ignore[list-item]  # the SDK types lack `multi`; the API has it
                 "type": "multi",
                 "name": "blend",
                 "graders": {
@@ -246,7 +246,7 @@ def test_jsonl_run_with_similarity_multi_and_score_model_on_the_mock(client: Ope
             },
         ],
     )
-    rows = [
+    rows: list[Any] = [
         {
             "item": {"reference": "Paris is the capital"},
             "sample": {"output_text": "Paris is the capital"},

@@ -80,6 +80,10 @@ def test_the_image_starts_the_app_the_way_the_readme_run_command_does() -> None:
             f"Dockerfile CMD {command} and README run command {readme_command} start different apps"
         )
         assert re.search(r"8000\}?$", option(readme_command, "--port"))
+        # A SIGTERM during a hanging provider call must not leave the process alive.
+        assert option(readme_command, "--timeout-graceful-shutdown") == option(
+            command, "--timeout-graceful-shutdown"
+        ), f"{readme_command} bounds the graceful shutdown as the image does"
     assert command[0] == "uvicorn", "uvicorn must be PID 1 (exec-form CMD, no shell)"
     assert option(command, "--port") == "8000"
     assert option(command, "--host") == "0.0.0.0"

@@ -155,9 +155,9 @@ def _inline_settings(**extra) -> Settings:
     return Settings(allow_inline_targets=True, **extra)
 
 
-def test_inline_targets_are_refused_unless_enabled():
+async def test_inline_targets_are_refused_unless_enabled():
     with pytest.raises(InlineTargetRefused, match="disabled"):
-        inline_target({"name": "x", "provider": "mock"}, Settings())
+        await inline_target({"name": "x", "provider": "mock"}, Settings())
 
 
 @pytest.mark.parametrize(
@@ -174,33 +174,49 @@ def test_inline_targets_are_refused_unless_enabled():
         "https://user:secret@example.com/v1",
     ],
 )
-def test_inline_targets_to_unsafe_addresses_are_refused(url):
+async def test_inline_targets_to_unsafe_addresses_are_refused(url):
     config = {"name": "x", "provider": "openai", "model": "m", "base_url": url}
     with pytest.raises(InlineTargetRefused):
-        inline_target(config, _inline_settings())
+        await inline_target(config, _inline_settings())
 
 
-def test_inline_targets_may_reach_private_addresses_when_allowed_but_never_metadata():
+@pytest.mark.parametrize(
+    "metadata", ["http://169.254.169.254/", "http://metadata.google.internal/", "http://[fe80::1]/"]
+)
+async def test_inline_targets_may_reach_private_addresses_when_allowed_but_never_metadata(
+    metadata: str,
+):
     config = {"name": "x", "provider": "openai", "model": "m", "base_url": "http://127.0.0.1/v1"}
-    assert inline_target(config, _inline_settings(inline_target_allow_private=True))
-    metadata = {**config, "base_url": "http://169.254.169.254/"}
+    assert await inline_target(config, _inline_settings(inline_target_allow_private=True))
     with pytest.raises(InlineTargetRefused):
-        inline_target(metadata, _inline_settings(inline_target_allow_private=True))
+        await inline_target(
+            {**config, "base_url": metadata}, _inline_settings(inline_target_allow_private=True)
+        )
 
 
-def test_inline_targets_cannot_run_programs_or_read_the_environment():
+async def test_inline_targets_cannot_run_programs_or_read_the_environment():
     with pytest.raises(InlineTargetRefused, match="cli"):
-        inline_target({"name": "x", "provider": "cli", "command_template": "sh"},
-                      _inline_settings())  # fmt: skip
+        await inline_target({"name": "x", "provider": "cli", "command_template": "sh"},
+                            _inline_settings())  # fmt: skip
     with pytest.raises(InlineTargetRefused, match="environment"):
-        inline_target({"name": "x", "provider": "openai", "model": "m",
+        await inline_target({"name": "x", "provider": "openai", "model": "m",
                        "api_key": "${{ OPENAI_API_KEY }}"}, _inline_settings())  # fmt: skip
 
 
-def test_a_valid_inline_target_keeps_its_key_secret():
-    target = inline_target(
-        {"name": "x", "provider": "openai", "model": "m", "base_url": "https://api.example.com/v1",
-         "api_key": "sk-inline-0123456789"}, _inline_settings(),
+async def test_a_valid_inline_target_keeps_its_key_secret():
+    checked = await inline_target(
+        {"name": "x", "provider": "openai", "model": "m", "base_url": "https://127.0.0.1/v1",
+         "api_key": "sk-inline-0123456789"}, _inline_settings(inline_target_allow_private=True),
     )  # fmt: skip
+    target = checked.config
     assert "sk-inline" not in repr(target)
     assert "sk-inline" not in target.model_dump_json()
+
+
+async def test_an_invalid_inline_url_is_named_without_its_credentials():
+    config = {"name": "x", "provider": "openai", "model": "m",
+              "base_url": "http://user:hunter2-secret@0177.0.0.1/v1"}  # fmt: skip
+    with pytest.raises(InlineTargetRefused) as caught:
+        await inline_target(config, _inline_settings(inline_target_allow_private=True))
+    assert "0177.0.0.1" in caught.value.detail
+    assert "hunter2" not in caught.value.detail

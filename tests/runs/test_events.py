@@ -64,8 +64,30 @@ async def test_a_finished_run_streams_nothing_after_its_last_event(sqlite_store:
 
 @pytest.mark.parametrize(
     ("header", "expected"),
-    [(None, 0), ("17", 17), (" 3 ", 3), ("abc", 0), ("-4", 0)],
-    ids=["absent", "number", "spaces", "not-a-number", "negative"],
+    [
+        (None, 0),
+        ("17", 17),
+        (" 3 ", 3),
+        ("abc", 0),
+        ("-4", 0),
+        ("\u00b2", 0),
+        ("\u0661", 0),
+        ("99999999999999999999999", 0),
+        (str(2**63 - 1), 2**63 - 1),
+        (str(2**63), 0),
+    ],
+    ids=[
+        "absent",
+        "number",
+        "spaces",
+        "not-a-number",
+        "negative",
+        "superscript",
+        "arabic-indic",
+        "huge",
+        "largest",
+        "past-64-bits",
+    ],
 )
 def test_last_event_id_is_read_leniently(header: str | None, expected: int) -> None:
     assert parse_last_event_id(header) == expected

@@ -70,6 +70,23 @@ async def test_a_case_result_cannot_be_stored_twice(store: RunStore) -> None:
     assert await store.pending_case_seqs(run.id, after=-1, limit=10) == [1]
 
 
+async def test_records_are_read_with_their_case_numbers_and_one_by_number(
+    store: RunStore,
+) -> None:
+    run, _ = await store.create_run(make_new_run(), make_cases(5))
+    for seq in (0, 2, 3):
+        await store.record_result(run.id, seq, make_record(f"case-{seq}"))
+    await store.wait_for_writes()
+    numbered = [
+        (seq, json.loads(r)["eval_id"])
+        async for seq, r in store.iter_numbered_results(run.id, batch_size=2)
+    ]
+    assert numbered == [(0, "case-0"), (2, "case-2"), (3, "case-3")]
+    assert json.loads(await store.result_at(run.id, 2) or "{}")["eval_id"] == "case-2"
+    assert await store.result_at(run.id, 1) is None  # not finished: not the next one's record
+    assert await store.result_at(run.id, 4) is None
+
+
 async def test_events_are_numbered_without_gaps_under_concurrent_writers(
     store: RunStore,
 ) -> None:

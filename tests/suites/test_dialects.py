@@ -219,7 +219,8 @@ async def test_an_expected_message_needs_content_or_tool_calls() -> None:
     ("suite", "path", "construct"),
     [
         ({"workspace": {"template": "ws/"}}, "workspace", "agent workspace"),
-        ({"repeat": 3}, "repeat", "repeated trials"),
+        ({"docker": {"image": "x"}}, "docker", "Docker workspace"),
+        ({"environment": {"image": "x"}}, "environment", "agent environment"),
         ({"preprocessors": []}, "preprocessors", "preprocessors"),
         ({"target": {"provider": "openai"}}, "target", "an inline target definition"),
         ({"budget_usd": 1}, "budget_usd", "cost budgets"),
@@ -231,6 +232,48 @@ async def test_2026_constructs_that_cannot_run_here_are_refused_by_name(
     report = await check({**suite, "tests": [{"id": "a", "criteria": "x", "input": "Hi"}]})
     assert not report.valid
     assert construct in errors_by_path(report)[path]
+
+
+async def test_workspace_constructs_are_refused_with_one_error_each_naming_them() -> None:
+    report = await check(
+        {
+            "workspace": {"template": "ws/", "repos": [{"url": "x"}], "hooks": {}},
+            "docker": {"image": "node"},
+            "tests": [
+                {"id": "a", "criteria": "x", "input": "Hi", "workspace": {"repos": []}},
+            ],
+        }
+    )
+    errors = errors_by_path(report)
+    assert set(errors) == {"workspace", "docker", "tests[0].workspace"}
+    assert all(f"'{path.split('.')[-1]}' is not supported" in errors[path] for path in errors)
+    assert [error.path for error in report.errors].count("workspace") == 1
+
+
+async def test_repeat_is_read_into_trials_for_the_suite_and_a_case() -> None:
+    report = await check(
+        {
+            "repeat": {"count": 3, "strategy": "pass_all", "early_exit": True},
+            "tests": [
+                {"id": "a", "criteria": "x", "input": "Hi"},
+                {"id": "b", "criteria": "x", "input": "Hi", "repeat": 5},
+            ],
+        }
+    )
+    assert report.suite is not None, report.errors
+    assert report.suite.trials.model_dump() == {
+        "count": 3,
+        "strategy": "pass_all",
+        "early_exit": True,
+    }
+    first, second = report.suite.cases
+    assert first.trials is None
+    assert second.trials is not None
+    assert second.trials.count == 5
+    bad = await check(
+        {"repeat": {"count": 0}, "tests": [{"id": "a", "criteria": "x", "input": "H"}]}
+    )
+    assert "repeat.count" in errors_by_path(bad)
 
 
 async def test_conversation_mode_is_refused_at_each_key() -> None:

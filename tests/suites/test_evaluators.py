@@ -13,14 +13,14 @@ async def test_declared_grader_that_does_not_run_yet_is_an_error_never_skipped()
             outcome: Works
             input: Hi
             evaluators:
-              - {name: kw, type: code_judge, script: uv run check.py}
+              - {name: kw, type: webhook, value: "http://127.0.0.1:9/grade"}
               - {name: has_hi, type: contains, value: Hi}
         """
     )
     assert errors_by_path(report) == {
         "evalcases[0].evaluators[0].type": (
-            "grader type 'code_judge' is not supported yet (a program reads the case and "
-            "answer, prints a score): this service does not run it"
+            "grader type 'webhook' is not supported yet (an HTTP endpoint decides "
+            "(promptfoo)): this service does not run it"
         )
     }
     assert report.suite is None

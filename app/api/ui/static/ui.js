@@ -1,0 +1,285 @@
+// The results viewer: fetches each page's fragment with the API key (if any) as the bearer
+// token, wires filters, sorting, actions and downloads, and follows a running run's event
+// stream (read with fetch, since EventSource cannot send the Authorization header).
+(() => {
+  "use strict";
+  const KEY = "eval-execution.api-key";
+  const root = document.body.dataset.root || "";
+  const main = document.getElementById("content");
+  const keyForm = document.getElementById("key-form");
+  const forget = document.getElementById("forget-key");
+  const state = { filters: {}, sort: null, stream: null, refresh: null, poll: null };
+
+  class NeedKey extends Error {}
+
+  function headers(extra) {
+    const all = new Headers(extra || {});
+    const key = sessionStorage.getItem(KEY);
+    if (key) all.set("Authorization", `Bearer ${key}`);
+    return all;
+  }
+
+  async function api(url, init = {}) {
+    const response = await fetch(url, { ...init, headers: headers(init.headers) });
+    if (response.status === 401) {
+      askForKey(sessionStorage.getItem(KEY) ? "That key was refused." : "");
+      throw new NeedKey();
+    }
+    return response;
+  }
+
+  async function problem(response) {
+    try {
+      const body = await response.json();
+      return `${response.status} ${body.title || ""}: ${body.detail || ""}`;
+    } catch {
+      return `${response.status} ${response.statusText}`;
+    }
+  }
+
+  function askForKey(message) {
+    sessionStorage.removeItem(KEY);
+    main.hidden = true;
+    keyForm.hidden = false;
+    document.getElementById("key-message").textContent = message;
+    document.getElementById("key-input").focus();
+  }
+
+  function showError(text) {
+    const box = document.createElement("div");
+    box.className = "problem";
+    box.setAttribute("role", "alert");
+    const title = document.createElement("h1");
+    title.textContent = "Not available";
+    const detail = document.createElement("p");
+    detail.id = "problem";
+    detail.textContent = text;
+    box.append(title, detail);
+    main.replaceChildren(box);
+  }
+
+  async function load() {
+    let response;
+    try {
+      response = await api(main.dataset.fragment);
+    } catch (error) {
+      if (!(error instanceof NeedKey)) showError(String(error));
+      return;
+    }
+    if (!response.ok) {
+      showError(await problem(response));
+      return;
+    }
+    // The fragment is HTML the service rendered with every value escaped.
+    main.innerHTML = await response.text();
+    main.hidden = false;
+    forget.hidden = !sessionStorage.getItem(KEY);
+    wire();
+  }
+
+  function scheduleRefresh(delay = 250) {
+    clearTimeout(state.refresh);
+    state.refresh = setTimeout(load, delay);
+  }
+
+  function rowsOf(table) {
+    return Array.from(table.querySelectorAll("tbody tr"));
+  }
+
+  function matches(row, name, value) {
+    if (!value) return true;
+    const data = row.dataset[name] || "";
+    if (name === "text") return data.toLowerCase().includes(value.toLowerCase());
+    if (name === "missed") return data.split(" ").includes(value);
+    return data === value;
+  }
+
+  function applyFilters(table) {
+    let shown = 0;
+    for (const row of rowsOf(table)) {
+      row.hidden = !Object.entries(state.filters).every(([n, v]) => matches(row, n, v));
+      if (!row.hidden) shown += 1;
+    }
+    const counter = document.getElementById("shown");
+    if (counter) counter.textContent = `${shown} of ${rowsOf(table).length} shown`;
+  }
+
+  function applySort(table) {
+    if (!state.sort) return;
+    const { key, numeric, descending } = state.sort;
+    const value = (row) => {
+      const raw = row.dataset[key] || "";
+      if (!numeric) return raw;
+      return raw === "" ? -Infinity : Number(raw);
+    };
+    const body = table.querySelector("tbody");
+    const sorted = rowsOf(table).sort((a, b) => {
+      const [x, y] = [value(a), value(b)];
+      const order = x < y ? -1 : x > y ? 1 : 0;
+      return descending ? -order : order;
+    });
+    body.append(...sorted);
+    for (const button of table.querySelectorAll("[data-sort]")) {
+      const th = button.closest("th");
+      if (button.dataset.sort === key) th.setAttribute("aria-sort", descending ? "descending" : "ascending");
+      else th.removeAttribute("aria-sort");
+    }
+  }
+
+  function wireTable() {
+    const table = main.querySelector("table.grid");
+    if (!table) return;
+    for (const control of main.querySelectorAll("[data-filter]")) {
+      const name = control.dataset.filter;
+      if (state.filters[name]) control.value = state.filters[name];
+      control.addEventListener("input", () => {
+        state.filters[name] = control.value;
+        applyFilters(table);
+      });
+    }
+    for (const button of table.querySelectorAll("[data-sort]")) {
+      button.addEventListener("click", () => {
+        const key = button.dataset.sort;
+        const descending = state.sort && state.sort.key === key ? !state.sort.descending : false;
+        state.sort = { key, numeric: button.dataset.type === "number", descending };
+        applySort(table);
+      });
+    }
+    applySort(table);
+    applyFilters(table);
+  }
+
+  function wirePicking() {
+    const button = document.getElementById("compare-picked");
+    if (!button) return;
+    const picked = () => Array.from(main.querySelectorAll("input.pick:checked"));
+    main.addEventListener("change", () => {
+      button.disabled = picked().length !== 2;
+    });
+    button.addEventListener("click", () => {
+      const rows = picked().map((box) => box.closest("tr"));
+      rows.sort((a, b) => a.dataset.created.localeCompare(b.dataset.created));
+      const [base, head] = rows.map((row) => row.querySelector("input.pick").value);
+      location.href = `${root}/ui/compare?base=${encodeURIComponent(base)}&head=${encodeURIComponent(head)}`;
+    });
+  }
+
+  function say(text) {
+    const line = document.getElementById("action-message");
+    if (line) line.textContent = text;
+  }
+
+  function wireActions() {
+    for (const button of main.querySelectorAll("[data-post]")) {
+      button.addEventListener("click", async () => {
+        button.disabled = true;
+        try {
+          const response = await api(button.dataset.post, { method: "POST" });
+          if (!response.ok) return say(await problem(response));
+          if (button.dataset.follow !== undefined) {
+            const run = await response.json();
+            location.href = `${root}/ui/runs/${encodeURIComponent(run.id)}`;
+          } else {
+            scheduleRefresh(0);
+          }
+        } catch (error) {
+          if (!(error instanceof NeedKey)) say(String(error));
+        } finally {
+          button.disabled = false;
+        }
+      });
+    }
+    for (const button of main.querySelectorAll("[data-download]")) {
+      button.addEventListener("click", async () => {
+        try {
+          const response = await api(button.dataset.download, { headers: { Accept: button.dataset.accept } });
+          if (!response.ok) return say(await problem(response));
+          const link = document.createElement("a");
+          link.href = URL.createObjectURL(await response.blob());
+          link.download = button.dataset.filename;
+          link.click();
+          setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+        } catch (error) {
+          if (!(error instanceof NeedKey)) say(String(error));
+        }
+      });
+    }
+  }
+
+  async function follow(url) {
+    let lastId = null;
+    while (state.stream === url) {
+      const extra = { Accept: "text/event-stream" };
+      if (lastId) extra["Last-Event-ID"] = lastId;
+      let response;
+      try {
+        response = await api(url, { headers: extra });
+      } catch {
+        break;
+      }
+      if (!response.ok || !response.body) break;
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer = (buffer + value).replace(/\r\n/g, "\n");
+        let end;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const fields = Object.fromEntries(
+            block.split("\n").filter((l) => l && !l.startsWith(":")).map((l) => {
+              const at = l.indexOf(":");
+              return [l.slice(0, at), l.slice(at + 1).trimStart()];
+            }),
+          );
+          if (fields.id) lastId = fields.id;
+          if (fields.event) scheduleRefresh();
+          if (fields.event === "run_completed") {
+            state.stream = null;
+            return;
+          }
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    if (state.stream === url) state.stream = null;
+  }
+
+  function wireLive() {
+    const run = document.getElementById("run");
+    if (run && run.dataset.events && state.stream !== run.dataset.events) {
+      state.stream = run.dataset.events;
+      follow(run.dataset.events);
+    }
+    clearTimeout(state.poll);
+    if (main.querySelector("#runs-table tr[data-active]")) state.poll = setTimeout(load, 2000);
+  }
+
+  function wire() {
+    wireTable();
+    wirePicking();
+    wireActions();
+    wireLive();
+  }
+
+  keyForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    sessionStorage.setItem(KEY, document.getElementById("key-input").value.trim());
+    document.getElementById("key-input").value = "";
+    keyForm.hidden = true;
+    load();
+  });
+  forget.addEventListener("click", () => {
+    sessionStorage.removeItem(KEY);
+    location.reload();
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.target.closest("input, select, textarea") || event.ctrlKey || event.metaKey || event.altKey) return;
+    const link = { p: "previous", n: "next" }[event.key];
+    const target = link && document.getElementById(link);
+    if (target) target.click();
+  });
+  load();
+})();

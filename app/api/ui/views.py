@@ -1,0 +1,162 @@
+"""What the viewer shows that is worked out from records: percentiles, grader pass rates, CSV.
+
+Presentation only: every figure is computed from the records the services return.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.api.ui import charts
+from app.schemas.runs import RunObject
+from app.schemas.viewer import NumberedRecord
+
+PERCENTILES = (50, 90, 99)
+CSV_COLUMNS = (
+    "seq", "eval_id", "status", "score", "verdict", "first_miss", "candidate_input_tokens",
+    "candidate_output_tokens", "judge_input_tokens", "judge_output_tokens",
+    "candidate_latency_ms", "judge_latency_ms", "error",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GraderRate:
+    """How often one grader passed the cases it graded."""
+
+    name: str
+    passed: int
+    graded: int
+
+    @property
+    def rate(self) -> float | None:
+        """Share of graded cases with the verdict ``pass``."""
+        return self.passed / self.graded if self.graded else None
+
+
+def first_miss(record: dict[str, Any]) -> str:
+    """The first miss of the case, or its error, or an empty string."""
+    misses = record.get("misses") or []
+    return str(misses[0]) if misses else str(record.get("error") or "")
+
+
+def percentiles(values: Sequence[float]) -> dict[int, float | None]:
+    """The 50th, 90th and 99th percentiles of ``values`` (inclusive method)."""
+    if not values:
+        return dict.fromkeys(PERCENTILES)
+    if len(values) == 1:
+        return dict.fromkeys(PERCENTILES, values[0])
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return {p: cuts[p - 1] for p in PERCENTILES}
+
+
+def latency_percentiles(records: Iterable[dict[str, Any]]) -> dict[str, dict[int, float | None]]:
+    """Percentiles of each role's latency (ms) over the records that have one."""
+    by_role: dict[str, list[float]] = {"candidate": [], "judge": []}
+    for record in records:
+        for role, values in by_role.items():
+            value = (record.get("latency_ms") or {}).get(role)
+            if value is not None:
+                values.append(float(value))
+    return {role: percentiles(values) for role, values in by_role.items()}
+
+
+def grader_rates(records: Iterable[dict[str, Any]]) -> list[GraderRate]:
+    """Per grader (by name, in first-seen order): cases it passed out of those it graded."""
+    counts: dict[str, list[int]] = {}
+    for record in records:
+        for result in record.get("evaluator_results") or []:
+            tally = counts.setdefault(str(result.get("name")), [0, 0])
+            if result.get("verdict") is not None:
+                tally[1] += 1
+                tally[0] += result.get("verdict") == "pass"
+    return [GraderRate(name, passed, graded) for name, (passed, graded) in counts.items()]
+
+
+def run_view(run: RunObject, rows: Sequence[NumberedRecord]) -> dict[str, Any]:
+    """What the run page shows: the run, its rows, charts, grader rates and percentiles."""
+    records = [row.record for row in rows]
+    summary = run.summary
+    return {
+        "run": run,
+        "rows": rows,
+        "histogram": charts.histogram_svg(summary.histogram if summary else []),
+        "verdicts": charts.verdict_bar_svg(summary.counts if summary else {}),
+        "graders": grader_rates(records),
+        "latency": latency_percentiles(records),
+        "first_miss": first_miss,
+    }
+
+
+def records_csv(rows: Iterable[NumberedRecord]) -> str:
+    """The records as CSV, one row per case (``CSV_COLUMNS``)."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for row in rows:
+        record = row.record
+        usage, latency = record.get("usage") or {}, record.get("latency_ms") or {}
+        candidate, judge = usage.get("candidate") or {}, usage.get("judge") or {}
+        writer.writerow(
+            [
+                row.seq, record.get("eval_id"), record.get("status"), record.get("score"),
+                record.get("verdict"), first_miss(record), candidate.get("input_tokens"),
+                candidate.get("output_tokens"), judge.get("input_tokens"),
+                judge.get("output_tokens"), latency.get("candidate"), latency.get("judge"),
+                record.get("error"),
+            ]
+        )  # fmt: skip
+    return out.getvalue()
+
+
+_FILE_BLOCK = re.compile(r'<file path="([^"]*)">\n(.*?)\n</file>', re.DOTALL)
+GUIDELINES_HEADER = "[[ ## Guidelines ## ]]\n\n"
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A piece of a turn: ``text``, an ``attachment`` (path and text) or a ``json`` object."""
+
+    kind: str
+    text: str
+    path: str | None = None
+
+
+def turn_pieces(content: str, guidelines: str = "") -> list[Piece]:
+    """A native turn's text with its ``<file>`` blocks as attachments, guidelines left out."""
+    if guidelines and GUIDELINES_HEADER + guidelines in content:
+        content = content.replace(GUIDELINES_HEADER + guidelines, "").strip()
+    pieces, at = [], 0
+    for match in _FILE_BLOCK.finditer(content):
+        if content[at : match.start()].strip():
+            pieces.append(Piece("text", content[at : match.start()].strip()))
+        pieces.append(Piece("attachment", match.group(2), match.group(1)))
+        at = match.end()
+    if content[at:].strip():
+        pieces.append(Piece("text", content[at:].strip()))
+    return pieces
+
+
+def message_pieces(content: Any) -> list[Piece]:
+    """An input message's content as the case wrote it: text, file references, objects."""
+    if isinstance(content, str):
+        return [Piece("text", content)]
+    if isinstance(content, dict):
+        return [Piece("json", json.dumps(content, indent=2, ensure_ascii=False))]
+    pieces = []
+    for part in content or []:
+        if isinstance(part, str):
+            pieces.append(Piece("text", part))
+        elif isinstance(part, dict) and part.get("type") == "file":
+            pieces.append(Piece("file", "", str(part.get("value"))))
+        elif isinstance(part, dict) and part.get("type") == "text":
+            pieces.append(Piece("text", str(part.get("value", ""))))
+        else:
+            pieces.append(Piece("json", json.dumps(part, indent=2, ensure_ascii=False)))
+    return pieces

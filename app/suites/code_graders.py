@@ -1,0 +1,109 @@
+"""Code graders get their folder from the suite file, or are refused.
+
+A code grader (``code_judge``, or a composite's ``code_judge`` aggregator) runs a program the
+suite names. It runs only when the operator enables code graders, and only for a suite
+file read from a workspace root: its folder is then the suite file's folder (or its ``cwd``
+relative to that folder, inside the same root), set here as an absolute path. A suite sent
+in a request body never runs a program, whatever ``cwd`` it writes. Each refusal is one
+error per grader, at the first case that uses it, naming the grader.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from app.evaluators.code_judge import DISABLED
+from app.evaluators.config import EvaluatorConfig
+from app.suites.findings import Findings
+from app.suites.model import EvalCase, EvalSuite
+from app.suites.reading import CaseOrigin
+
+INLINE = (
+    "code graders run only in a suite file read from a workspace root (name the suite by its "
+    "path), never in a suite sent in the request body"
+)
+
+
+@dataclass(frozen=True)
+class CodePolicy:
+    """Whether code graders may run, and where the suite file sits.
+
+    Attributes:
+        enabled: The operator's ``code_graders`` setting.
+        folder: ``(root, folder inside root)`` of the suite file; None for a request body.
+    """
+
+    enabled: bool
+    folder: tuple[Path, PurePosixPath] | None
+
+
+def place_code_graders(
+    suite: EvalSuite, origins: Mapping[str, CaseOrigin], policy: CodePolicy, findings: Findings
+) -> EvalSuite:
+    """The suite with every code grader's ``cwd`` made absolute; refusals go to ``findings``."""
+    reported: set[str] = set()
+    cases: list[EvalCase] = []
+    for case in suite.cases:
+        where = origins[case.id].path if case.id in origins else ()
+        graders = tuple(_place(g, policy, findings, where, reported) for g in case.evaluators)
+        cases.append(
+            case if graders == case.evaluators else case.model_copy(update={"evaluators": graders})
+        )
+    return suite.model_copy(update={"cases": tuple(cases)})
+
+
+def _place(
+    grader: EvaluatorConfig,
+    policy: CodePolicy,
+    findings: Findings,
+    where: tuple[str | int, ...],
+    reported: set[str],
+) -> EvaluatorConfig:
+    update: dict[str, object] = {}
+    if grader.evaluators:
+        children = tuple(_place(c, policy, findings, where, reported) for c in grader.evaluators)
+        if children != grader.evaluators:
+            update["evaluators"] = children
+    aggregator = grader.aggregator
+    if aggregator is not None and aggregator.type == "code_judge":
+        declared = (aggregator.model_extra or {}).get("cwd")
+        folder = _folder(grader, declared, policy, findings, where, reported)
+        update["aggregator"] = aggregator.model_copy(update={"cwd": folder})
+    if grader.type == "code_judge":
+        update["cwd"] = _folder(grader, grader.cwd, policy, findings, where, reported)
+    return grader.model_copy(update=update) if update else grader
+
+
+def _folder(
+    grader: EvaluatorConfig,
+    declared: object,
+    policy: CodePolicy,
+    findings: Findings,
+    where: tuple[str | int, ...],
+    reported: set[str],
+) -> str | None:
+    """The absolute folder the grader's program runs from, or None (error recorded once)."""
+    problem: str | None = None
+    folder: str | None = None
+    if not policy.enabled:
+        problem = DISABLED
+    elif policy.folder is None:
+        problem = INLINE
+    else:
+        root, inside = policy.folder
+        relative = declared if isinstance(declared, str) and declared.strip() else "."
+        joined = posixpath.normpath(posixpath.join(str(inside), relative))
+        if relative.startswith("/") or joined == ".." or joined.startswith("../"):
+            problem = f"its cwd {relative!r} leaves the workspace root"
+        else:
+            folder = str((root / joined).resolve())
+            if not Path(folder).is_relative_to(root.resolve()):
+                problem = f"its cwd {relative!r} leaves the workspace root"
+                folder = None
+    if problem is not None and grader.name not in reported:
+        reported.add(grader.name)
+        findings.error(where, f"grader {grader.name!r} ({grader.type}) cannot run: {problem}")
+    return folder
