@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, delete, select, update
+from sqlalchemy import Row, Select, delete, select, update
+from sqlalchemy.exc import IntegrityError
 
 from app.errors import NotFound
 from app.runs.store import RunStore
 from app.runs.store_base import aware, utc_now
 from app.runs.tables import (
+    Base,
     CaseRow,
     OpenAIEvalRow,
     OpenAIEvalRunRow,
@@ -128,21 +130,32 @@ class OpenAIEvalStore:
 
     # Evals --------------------------------------------------------------------------------
 
-    async def create_eval(self, stored: StoredEval) -> None:
-        """Store a new eval."""
-        async with self._runs._writing() as session:
-            session.add(
-                OpenAIEvalRow(
-                    id=stored.id,
-                    owner=stored.owner,
-                    name=stored.name,
-                    metadata_json=json.dumps(stored.metadata, ensure_ascii=False),
-                    data_source_config=json.dumps(stored.data_source_config, ensure_ascii=False),
-                    testing_criteria=json.dumps(stored.testing_criteria, ensure_ascii=False),
-                    created_at=stored.created_at,
-                    updated_at=stored.updated_at,
-                )
-            )
+    async def _add(self, row: Base, *, exists_ok: bool) -> bool:
+        """Insert ``row``; with ``exists_ok`` a row of the same key is no error (False)."""
+        try:
+            async with self._runs._writing() as session:
+                session.add(row)
+        except IntegrityError:
+            if not exists_ok:
+                raise
+            return False
+        return True
+
+    async def create_eval(self, stored: StoredEval, *, exists_ok: bool = False) -> bool:
+        """Store a new eval; whether it was new (``exists_ok``: another replica's is kept)."""
+        return await self._add(
+            OpenAIEvalRow(
+                id=stored.id,
+                owner=stored.owner,
+                name=stored.name,
+                metadata_json=json.dumps(stored.metadata, ensure_ascii=False),
+                data_source_config=json.dumps(stored.data_source_config, ensure_ascii=False),
+                testing_criteria=json.dumps(stored.testing_criteria, ensure_ascii=False),
+                created_at=stored.created_at,
+                updated_at=stored.updated_at,
+            ),
+            exists_ok=exists_ok,
+        )
 
     async def get_eval(self, eval_id: str, owner: str | None) -> StoredEval:
         """The eval, if ``owner`` may see it (every eval when authentication is off).
@@ -201,20 +214,20 @@ class OpenAIEvalStore:
 
     # Eval runs ----------------------------------------------------------------------------
 
-    async def add_eval_run(self, stored: StoredEvalRun) -> None:
-        """Attach the durable run ``stored.id`` to its eval."""
-        async with self._runs._writing() as session:
-            session.add(
-                OpenAIEvalRunRow(
-                    id=stored.id,
-                    eval_id=stored.eval_id,
-                    name=stored.name,
-                    model=stored.model,
-                    data_source=json.dumps(stored.data_source, ensure_ascii=False),
-                    metadata_json=json.dumps(stored.metadata, ensure_ascii=False),
-                    created_at=stored.created_at,
-                )
-            )
+    async def add_eval_run(self, stored: StoredEvalRun, *, exists_ok: bool = False) -> bool:
+        """Attach the durable run ``stored.id`` to its eval; whether it was not yet."""
+        return await self._add(
+            OpenAIEvalRunRow(
+                id=stored.id,
+                eval_id=stored.eval_id,
+                name=stored.name,
+                model=stored.model,
+                data_source=json.dumps(stored.data_source, ensure_ascii=False),
+                metadata_json=json.dumps(stored.metadata, ensure_ascii=False),
+                created_at=stored.created_at,
+            ),
+            exists_ok=exists_ok,
+        )
 
     async def get_eval_run(self, eval_id: str, run_id: str) -> StoredEvalRun:
         """The eval's run.
@@ -278,7 +291,7 @@ class OpenAIEvalStore:
         async with self._runs._session() as session:
             rows = (await session.execute(query.order_by(seq).limit(limit + 1))).all()
         items, more = _page(rows, limit)
-        return [_output(row.tuple()) for row in items], more
+        return [_output(row) for row in items], more
 
     async def output_item(self, run_id: str, seq: int) -> StoredOutput | None:
         """The finished case at position ``seq`` of the run, if any."""
@@ -286,7 +299,7 @@ class OpenAIEvalStore:
             row = (
                 await session.execute(self._outputs(run_id).where(ResultRow.case_seq == seq))
             ).first()
-        return _output(row.tuple()) if row is not None else None
+        return _output(row) if row is not None else None
 
     async def records(self, run_id: str) -> list[dict[str, Any]]:
         """Every result record of the run (for its per-criterion counts and usage)."""
@@ -294,20 +307,20 @@ class OpenAIEvalStore:
 
     # Files --------------------------------------------------------------------------------
 
-    async def add_file(self, stored: StoredFile) -> None:
-        """Store an uploaded file."""
-        async with self._runs._writing() as session:
-            session.add(
-                OpenAIFileRow(
-                    id=stored.id,
-                    owner=stored.owner,
-                    filename=stored.filename,
-                    purpose=stored.purpose,
-                    bytes=stored.bytes,
-                    content=stored.content,
-                    created_at=stored.created_at,
-                )
-            )
+    async def add_file(self, stored: StoredFile, *, exists_ok: bool = False) -> bool:
+        """Store an uploaded file; whether it was new."""
+        return await self._add(
+            OpenAIFileRow(
+                id=stored.id,
+                owner=stored.owner,
+                filename=stored.filename,
+                purpose=stored.purpose,
+                bytes=stored.bytes,
+                content=stored.content,
+                created_at=stored.created_at,
+            ),
+            exists_ok=exists_ok,
+        )
 
     async def get_file(self, file_id: str, owner: str | None) -> StoredFile:
         """The file, if ``owner`` may see it.
@@ -335,7 +348,7 @@ class OpenAIEvalStore:
             await session.execute(delete(OpenAIFileRow).where(OpenAIFileRow.id == file_id))
 
 
-def _output(row: tuple[int, str, str, datetime]) -> StoredOutput:
+def _output(row: Row[int, str, str, datetime]) -> StoredOutput:
     seq, definition, record, created_at = row
     return StoredOutput(seq, json.loads(definition), json.loads(record), _moment(created_at))
 

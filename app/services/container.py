@@ -86,10 +86,10 @@ async def build_services(
         stack.push_async_callback(supervisor.aclose)
         await supervisor.start()
         runs = RunService(settings, store, supervisor, providers)
-        await ensure_sample_run(settings, providers, runs)
+        openai_evals = OpenAIEvalService(settings, store, supervisor, providers)
+        await ensure_sample_run(settings, providers, runs, openai_evals)
     except BaseException:
         await stack.aclose()
         raise
     metrics.watch(limiters=providers, statuses=store)
-    openai_evals = OpenAIEvalService(settings, store, supervisor, providers)
     return Services(settings, metrics, providers, store, supervisor, runs, stack, openai_evals)

@@ -45,6 +45,12 @@ from app.schemas.openai_evals import (
     RunCreateRequest,
     SourceRow,
 )
+from app.schemas.openai_examples import (
+    SAMPLE_EVAL_ID,
+    SAMPLE_EVAL_RUN_ID,
+    sample_eval_request,
+    sample_run_request,
+)
 from app.services.openai_cases import build_cases, check_items, invalid, rows_of_file
 from app.services.openai_files import OpenAIFiles
 from app.services.openai_views import (
@@ -115,13 +121,12 @@ class OpenAIEvalService:
         if duplicates:
             raise invalid("testing_criteria", f"names must be unique; repeated: {duplicates}")
 
-    async def create_eval(self, request: EvalCreateRequest, caller: str | None) -> EvalObject:
-        """Store an eval after checking its criteria can run here."""
+    def _new_eval(self, request: EvalCreateRequest, caller: str | None, eval_id: str) -> StoredEval:
         self._check_criteria(request)
         config = request.data_source_config
         now = utc_now()
-        stored = StoredEval(
-            id=f"eval_{uuid.uuid4().hex}",
+        return StoredEval(
+            id=eval_id,
             owner=caller,
             name=request.name or "eval",
             metadata=request.metadata or {},
@@ -133,8 +138,32 @@ class OpenAIEvalService:
             created_at=now,
             updated_at=now,
         )
+
+    async def create_eval(self, request: EvalCreateRequest, caller: str | None) -> EvalObject:
+        """Store an eval after checking its criteria can run here."""
+        stored = self._new_eval(request, caller, f"eval_{uuid.uuid4().hex}")
         await self._store.create_eval(stored)
         return eval_object(stored)
+
+    async def ensure_sample(self) -> None:
+        """Create the sample file, eval and run (no owner) where missing.
+
+        Replicas starting together create each once: the eval and file rows keep the first
+        insert, the run is found under its reserved idempotency key (callers' have a ``:``).
+        """
+        await self.files.add_sample()
+        try:
+            stored_eval = await self._store.get_eval(SAMPLE_EVAL_ID, None)
+        except NotFound:
+            stored_eval = self._new_eval(sample_eval_request(), None, SAMPLE_EVAL_ID)
+            await self._store.create_eval(stored_eval, exists_ok=True)
+        try:
+            await self._store.get_eval_run(SAMPLE_EVAL_ID, SAMPLE_EVAL_RUN_ID)
+        except NotFound:
+            key = (f"sample-run-{SAMPLE_EVAL_RUN_ID}", SAMPLE_EVAL_RUN_ID)
+            await self._start_run(
+                stored_eval, sample_run_request(), None, SAMPLE_EVAL_RUN_ID, idempotency=key
+            )
 
     async def get_eval(self, eval_id: str, caller: str | None) -> EvalObject:
         """The eval."""
@@ -182,6 +211,19 @@ class OpenAIEvalService:
     ) -> EvalRunObject:
         """Build the run's cases, store it as a durable run and start it."""
         stored_eval = await self._store.get_eval(eval_id, caller)
+        run_id = f"evalrun_{uuid.uuid4().hex}"
+        stored = await self._start_run(stored_eval, request, caller, run_id)
+        return await self._view(stored_eval, stored, base_url)
+
+    async def _start_run(
+        self,
+        stored_eval: StoredEval,
+        request: RunCreateRequest,
+        caller: str | None,
+        run_id: str,
+        *,
+        idempotency: tuple[str, str] | None = None,
+    ) -> StoredEvalRun:
         source = request.data_source
         params = getattr(source, "sampling_params", None)
         if params is not None and params.model_dump(exclude_none=True):
@@ -208,7 +250,6 @@ class OpenAIEvalService:
         )
         prepared = PreparedRun(plan=plan, context=CaseContext(providers=self._providers))
         spec = build_run_spec(prepared).model_copy(update={"graders": "openai"})
-        run_id = f"evalrun_{uuid.uuid4().hex}"
         new_run = NewRun(
             id=run_id,
             kind="evaluate",
@@ -221,19 +262,20 @@ class OpenAIEvalService:
             NewCase(eval_id=c.case.id, definition=case_definition(c), candidate_answer=answer)
             for c, answer in cases
         )
-        await self._runs.create_run(new_run, new_cases)
+        _, created = await self._runs.create_run(new_run, new_cases, idempotency=idempotency)
         stored = StoredEvalRun(
             id=run_id,
-            eval_id=eval_id,
+            eval_id=stored_eval.id,
             name=request.name or f"run of {stored_eval.name}",
             model=model or "",
             data_source=request.data_source.model_dump(mode="json", exclude_none=True),
             metadata=request.metadata or {},
             created_at=utc_now(),
         )
-        await self._store.add_eval_run(stored)
-        self._supervisor.submit(run_id)
-        return await self._view(stored_eval, stored, base_url)
+        await self._store.add_eval_run(stored, exists_ok=idempotency is not None)
+        if created:
+            self._supervisor.submit(run_id)
+        return stored
 
     def _any_target(self) -> str:
         names = self._providers.names()

@@ -8,6 +8,7 @@ from app.errors import NotFound
 from app.runs.openai_store import OpenAIEvalStore, StoredFile
 from app.runs.store_base import utc_now
 from app.schemas.openai_evals import FileDeleted, FileObject
+from app.schemas.openai_examples import SAMPLE_FILE_CONTENT, SAMPLE_FILE_ID
 from app.services.openai_cases import invalid, rows_of_file
 from app.settings import Settings
 
@@ -57,6 +58,19 @@ class OpenAIFiles:
         )
         await self._store.add_file(stored)
         return file_object(stored)
+
+    async def add_sample(self) -> None:
+        """Store the sample file (no owner) unless it exists."""
+        sample = StoredFile(
+            id=SAMPLE_FILE_ID,
+            owner=None,
+            filename="sample.jsonl",
+            purpose="evals",
+            bytes=len(SAMPLE_FILE_CONTENT.encode()),
+            content=SAMPLE_FILE_CONTENT,
+            created_at=utc_now(),
+        )
+        await self._store.add_file(sample, exists_ok=True)
 
     async def get(self, file_id: str, caller: str | None) -> FileObject:
         """The file's description."""

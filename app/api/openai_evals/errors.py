@@ -49,6 +49,54 @@ class OpenAIError(BaseModel):
     error: OpenAIErrorBody
 
 
+OPENAI_ERROR_REF = "#/components/schemas/OpenAIError"
+# What each refusal of ``/v1`` means, and a typical one (OpenAPI responses).
+_DOCUMENTED: dict[int, tuple[str, str, str | None]] = {
+    400: (
+        "Not valid: `error.param` names the field (the SDK's `BadRequestError`).",
+        "data_source.model: model 'gpt-5' is not configured here",
+        "data_source.model",
+    ),
+    401: (
+        "No API key, or one that is not valid (only when the operator configured keys).",
+        "this route needs an API key: send 'Authorization: Bearer <key>'",
+        None,
+    ),
+    404: (
+        "No such eval, run, item or file (or another API key's): `NotFoundError`.",
+        "no eval has the id 'eval_0f0c6d3e8a7b4f3c9e2d1a0b5c4d3e2f'",
+        None,
+    ),
+    413: (
+        "The body is over the operator's limit.",
+        "the request body is larger than the limit of 5242880 bytes",
+        None,
+    ),
+    429: (
+        "Too many requests for this API key; `Retry-After` says when to try again.",
+        "more than 60 requests per minute; retry in 2 s",
+        None,
+    ),
+}
+
+
+def openai_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries: an OpenAI error object per status, with an example."""
+    responses: dict[int | str, dict[str, Any]] = {}
+    for code in sorted(codes):
+        description, message, param = _DOCUMENTED[code]
+        errors = [FieldError(path=param, message=message)] if param else []
+        extra = {"code": "model_not_found"} if param == "data_source.model" else None
+        example = openai_error_document(code, message, errors, extra)
+        responses[code] = {
+            "description": description,
+            "content": {
+                "application/json": {"schema": {"$ref": OPENAI_ERROR_REF}, "example": example}
+            },
+        }
+    return responses
+
+
 def is_openai_path(path: str) -> bool:
     """Whether ``path`` belongs to the OpenAI surface."""
     return path.startswith(OPENAI_PREFIX) or path == OPENAI_PREFIX.rstrip("/")

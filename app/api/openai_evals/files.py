@@ -8,17 +8,28 @@ from fastapi import APIRouter, File, Form, Path, UploadFile
 from fastapi.responses import PlainTextResponse
 
 from app.api.auth import CallerDep
-from app.api.openai_evals.routes import ERRORS, EvalsDep
+from app.api.openai_evals.routes import ERRORS, SAMPLE_SUMMARY, EvalsDep
 from app.schemas.openai_evals import FileDeleted, FileObject
+from app.schemas.openai_examples import SAMPLE_FILE_CONTENT, SAMPLE_FILE_ID
 
 router = APIRouter(prefix="/v1/files", tags=["openai-evals"])
-FileId = Annotated[str, Path(max_length=100, description="The file's id (`file-...`).")]
+FileId = Annotated[
+    str,
+    Path(
+        max_length=100,
+        description="The file's id (`file-...`).",
+        openapi_examples={"sample": {"summary": SAMPLE_SUMMARY, "value": SAMPLE_FILE_ID}},
+    ),
+]
 
 
 @router.post("", operation_id="openai_upload_file", summary="Upload a file", responses=ERRORS)
 async def upload_file(
-    file: Annotated[UploadFile, File(description="JSONL: one `{item, sample?}` per line.")],
-    purpose: Annotated[str, Form(description="`evals`.")],
+    file: Annotated[
+        UploadFile,
+        File(description="JSONL: one `{item, sample?}` per line.", examples=[SAMPLE_FILE_CONTENT]),
+    ],
+    purpose: Annotated[str, Form(description="`evals`.", examples=["evals"])],
     evals: EvalsDep,
     caller: CallerDep,
 ) -> FileObject:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Body, Depends, Path, Query, Request
 
 from app.api.auth import CallerDep
 from app.api.dependencies import ServicesDep
-from app.api.openai_evals.errors import OpenAIError
+from app.api.openai_evals.errors import openai_responses
 from app.schemas.openai_evals import (
     EvalCreateRequest,
     EvalDeleted,
@@ -21,7 +21,17 @@ from app.schemas.openai_evals import (
     RunCreateRequest,
     RunStatus,
 )
+from app.schemas.openai_examples import (
+    EVAL_EXAMPLE,
+    RUN_EXAMPLES,
+    SAMPLE_EVAL_ID,
+    SAMPLE_EVAL_RUN_ID,
+    UPDATE_EXAMPLE,
+)
 from app.services.openai_evals import OpenAIEvalService
+from app.services.openai_views import output_item_id
+
+SAMPLE_SUMMARY = "The sample a fresh server creates on the mock target"
 
 router = APIRouter(prefix="/v1/evals", tags=["openai-evals"])
 
@@ -32,18 +42,50 @@ async def get_service(services: ServicesDep) -> OpenAIEvalService:
 
 
 EvalsDep = Annotated[OpenAIEvalService, Depends(get_service)]
-EvalId = Annotated[str, Path(max_length=100, description="The eval's id (`eval_...`).")]
-RunId = Annotated[str, Path(max_length=100, description="The run's id (`evalrun_...`).")]
+EvalId = Annotated[
+    str,
+    Path(
+        max_length=100,
+        description="The eval's id (`eval_...`).",
+        openapi_examples={"sample": {"summary": SAMPLE_SUMMARY, "value": SAMPLE_EVAL_ID}},
+    ),
+]
+RunId = Annotated[
+    str,
+    Path(
+        max_length=100,
+        description="The run's id (`evalrun_...`).",
+        openapi_examples={"sample": {"summary": SAMPLE_SUMMARY, "value": SAMPLE_EVAL_RUN_ID}},
+    ),
+]
+ItemId = Annotated[
+    str,
+    Path(
+        max_length=200,
+        description="The output item's id (`outputitem_...`).",
+        openapi_examples={
+            "sample": {
+                "summary": "The first item of the sample run",
+                "value": output_item_id(SAMPLE_EVAL_RUN_ID, 0),
+            }
+        },
+    ),
+]
+EvalBody = Annotated[
+    EvalCreateRequest,
+    Body(openapi_examples={"custom": {"summary": "Items and two graders", "value": EVAL_EXAMPLE}}),
+]
+UpdateBody = Annotated[
+    EvalUpdateRequest,
+    Body(
+        openapi_examples={"rename": {"summary": "New name and metadata", "value": UPDATE_EXAMPLE}}
+    ),
+]
+RunBody = Annotated[RunCreateRequest, Body(openapi_examples=RUN_EXAMPLES)]
 After = Annotated[str | None, Query(max_length=200, description="`last_id` of the previous page.")]
 Limit = Annotated[int, Query(ge=1, le=100, description="Page size.")]
 Order = Annotated[Literal["asc", "desc"], Query(description="By creation time.")]
-ERRORS: dict[int | str, dict[str, object]] = {
-    code: {"model": OpenAIError, "description": text}
-    for code, text in (
-        (400, "Not valid: `error.param` names the field."),
-        (404, "No such eval, run or item (or another API key's)."),
-    )
-}
+ERRORS = openai_responses(400, 404)
 
 
 def _base(request: Request) -> str:
@@ -51,7 +93,7 @@ def _base(request: Request) -> str:
 
 
 @router.post("", operation_id="openai_create_eval", summary="Create an eval", responses=ERRORS)
-async def create_eval(body: EvalCreateRequest, evals: EvalsDep, caller: CallerDep) -> EvalObject:
+async def create_eval(body: EvalBody, evals: EvalsDep, caller: CallerDep) -> EvalObject:
     """Store an eval: the items' schema and the testing criteria each item is graded by."""
     return await evals.create_eval(body, caller.id)
 
@@ -81,7 +123,7 @@ async def get_eval(eval_id: EvalId, evals: EvalsDep, caller: CallerDep) -> EvalO
     "/{eval_id}", operation_id="openai_update_eval", summary="Update an eval", responses=ERRORS
 )
 async def update_eval(
-    eval_id: EvalId, body: EvalUpdateRequest, evals: EvalsDep, caller: CallerDep
+    eval_id: EvalId, body: UpdateBody, evals: EvalsDep, caller: CallerDep
 ) -> EvalObject:
     """Rename the eval or replace its metadata."""
     return await evals.update_eval(eval_id, body, caller.id)
@@ -99,7 +141,7 @@ async def delete_eval(eval_id: EvalId, evals: EvalsDep, caller: CallerDep) -> Ev
     "/{eval_id}/runs", operation_id="openai_create_run", summary="Start a run", responses=ERRORS
 )
 async def create_run(
-    eval_id: EvalId, body: RunCreateRequest, request: Request, evals: EvalsDep, caller: CallerDep
+    eval_id: EvalId, body: RunBody, request: Request, evals: EvalsDep, caller: CallerDep
 ) -> EvalRunObject:
     """Grade the data source's items (asking `model` first for `completions`), in the background."""
     return await evals.create_run(eval_id, body, caller.id, _base(request))
@@ -203,7 +245,7 @@ async def list_output_items(
 async def get_output_item(
     eval_id: EvalId,
     run_id: RunId,
-    output_item_id: Annotated[str, Path(max_length=200)],
+    output_item_id: ItemId,
     evals: EvalsDep,
     caller: CallerDep,
 ) -> OutputItem:
