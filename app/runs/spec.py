@@ -20,6 +20,7 @@ from app.evaluators.config import EvaluatorConfig
 from app.evaluators.programs import ProgramRunner
 from app.evaluators.registry import EVALUATORS
 from app.formatting import format_prompt
+from app.providers.base import ModelOptions
 from app.suites.model import EvalCase, EvalSuite, FormattedCase
 
 
@@ -33,6 +34,7 @@ class PlanSpec(BaseModel):
     guideline_patterns: tuple[str, ...] = ()
     judge_attempts: int = Field(ge=1)
     case_timeout_seconds: float | None = None
+    candidate_options: ModelOptions | None = None
 
 
 class RunSpec(BaseModel):
@@ -71,6 +73,10 @@ def build_run_spec(run: PreparedRun) -> RunSpec:
             guideline_patterns=plan.guideline_patterns,
             judge_attempts=plan.judge_attempts,
             case_timeout_seconds=plan.case_timeout_seconds,
+            # Unset for runs without options, so their stored specs stay as they were.
+            candidate_options=(
+                plan.candidate_options if plan.candidate_options != ModelOptions() else None
+            ),
         ),
     )
 
@@ -126,6 +132,7 @@ def prepare_stored_run(
         judge_attempts=stored.judge_attempts,
         case_timeout_seconds=stored.case_timeout_seconds,
         trials=suite.trials,
+        candidate_options=stored.candidate_options or ModelOptions(),
     )
     context = CaseContext(
         providers=providers, cache=cache if plan.use_cache else None, programs=programs

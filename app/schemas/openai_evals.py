@@ -89,10 +89,18 @@ InputMessages = Annotated[TemplateMessages | ItemReference, Field(discriminator=
 
 
 class SamplingParams(_Request):
-    """The candidate's sampling parameters this service applies."""
+    """The candidate's sampling parameters this service applies (others are refused).
+
+    ``max_completion_tokens`` (the SDK's name), ``max_completions_tokens`` (the API
+    reference's) and ``max_tokens`` are one limit: give one, or equal values.
+    """
 
     temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, ge=0, le=1)
+    seed: int | None = None
     max_completion_tokens: int | None = Field(None, ge=1)
+    max_completions_tokens: int | None = Field(None, ge=1)
+    max_tokens: int | None = Field(None, ge=1)
 
 
 class JsonlDataSource(_Request):

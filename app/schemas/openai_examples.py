@@ -71,6 +71,7 @@ RUN_EXAMPLES: dict[str, dict[str, Any]] = {
                 "type": "completions",
                 "model": SAMPLE_MODEL,
                 "input_messages": _TEMPLATE,
+                "sampling_params": {"temperature": 0, "max_completion_tokens": 64},
                 "source": {"type": "file_content", "content": SAMPLE_ROWS},
             },
         },

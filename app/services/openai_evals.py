@@ -24,7 +24,9 @@ from app.evaluation.openai_graders.models import (
 from app.evaluation.openai_graders.python_grader import CODE_GRADERS_OFF
 from app.evaluation.plan import RunPlan
 from app.evaluation.prepared import PreparedRun
+from app.providers.base import ModelOptions
 from app.providers.errors import UnknownTarget
+from app.providers.http import SAMPLING_OPTIONS
 from app.providers.registry import ProviderRegistry
 from app.runs.models import NewCase, NewRun
 from app.runs.openai_store import OpenAIEvalStore, StoredEval, StoredEvalRun
@@ -43,6 +45,7 @@ from app.schemas.openai_evals import (
     ListPage,
     OutputItem,
     RunCreateRequest,
+    SamplingParams,
     SourceRow,
 )
 from app.schemas.openai_examples import (
@@ -67,6 +70,7 @@ from app.services.openai_views import (
 from app.settings import Settings
 
 ItemT = TypeVar("ItemT")
+_WIRE_NAMES = {"max_output_tokens": "max_completion_tokens"}
 
 
 class OpenAIEvalService:
@@ -225,14 +229,10 @@ class OpenAIEvalService:
         idempotency: tuple[str, str] | None = None,
     ) -> StoredEvalRun:
         source = request.data_source
-        params = getattr(source, "sampling_params", None)
-        if params is not None and params.model_dump(exclude_none=True):
-            raise invalid(
-                "data_source.sampling_params",
-                "not applied to the candidate yet; set temperature and max_tokens on the target",
-            )
         model = getattr(source, "model", None)
         target = self.target_of(model, "data_source.model") if model else self._any_target()
+        params = getattr(source, "sampling_params", None)
+        options = self._candidate_options(target, params) if params else ModelOptions()
         judges = self._judges(stored_eval.testing_criteria)
         rows, where = await self._rows(request, caller)
         item_schema = stored_eval.data_source_config["schema"]["properties"]["item"]
@@ -247,6 +247,7 @@ class OpenAIEvalService:
             judge_attempts=self._settings.judge_retries + 1,
             dataset=stored_eval.name,
             case_timeout_seconds=self._settings.case_timeout_seconds,
+            candidate_options=options,
         )
         prepared = PreparedRun(plan=plan, context=CaseContext(providers=self._providers))
         spec = build_run_spec(prepared).model_copy(update={"graders": "openai"})
@@ -276,6 +277,30 @@ class OpenAIEvalService:
         if created:
             self._supervisor.submit(run_id)
         return stored
+
+    def _candidate_options(self, target: str, params: SamplingParams) -> ModelOptions:
+        """The run's candidate options; a parameter the target's API does not take is a 400."""
+        param = "data_source.sampling_params"
+        limits = {params.max_completion_tokens, params.max_completions_tokens, params.max_tokens}
+        limits.discard(None)
+        if len(limits) > 1:
+            raise invalid(param, f"token limits disagree: {sorted(limits, key=str)}")
+        options = ModelOptions(
+            temperature=params.temperature,
+            top_p=params.top_p,
+            seed=params.seed,
+            max_output_tokens=next(iter(limits), None),
+        )
+        provider = self._providers.get(target).config.provider
+        taken = SAMPLING_OPTIONS.get(provider, frozenset())
+        given = options.model_dump(exclude_none=True, exclude={"json_schema_name"})
+        refused = sorted(_WIRE_NAMES.get(k, k) for k in given if k not in taken)
+        if refused:
+            raise invalid(
+                f"{param}.{refused[0]}",
+                f"target {target!r} ({provider}) does not take {', '.join(refused)}",
+            )
+        return options
 
     def _any_target(self) -> str:
         names = self._providers.names()

@@ -42,6 +42,7 @@ async def test_the_sample_run_is_created_once_and_again_after_it_was_deleted(
     settings = Settings(data_dir=tmp_path / "data")
     async with make_client(settings) as client:
         first = await wait_for_run(client, SAMPLE_RUN_ID, "completed")
+        await wait_for_run(client, SAMPLE_EVAL_RUN_ID, "completed")
     async with make_client(settings) as client:
         assert set(await run_ids(client)) == {SAMPLE_RUN_ID, SAMPLE_EVAL_RUN_ID}
         assert (await client.get(f"/runs/{SAMPLE_RUN_ID}")).json() == first
