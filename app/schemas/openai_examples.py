@@ -2,9 +2,10 @@
 
 Like ``run_sample`` for ``/runs``, a fresh server (``EVAL_SAMPLE_RUN``, mock ``default``)
 holds an eval ``eval_sample`` with a finished run ``evalrun_sample`` and a file
-``file-sample``, so every ``/v1`` example of ``/docs`` runs as prefilled. The candidate is the
-mock target, which echoes the question: the first item names its answer and passes, the
-second does not and fails, so both ``status`` filters of output items find one.
+``file-sample``, so every ``/v1`` example of ``/docs`` runs as prefilled. The sample run
+grades the file's given answers (a ``jsonl`` run, like ``run_sample`` it calls no model):
+the first is right and passes, the second is not and fails, so both ``status`` filters of
+output items find one. The ``completions`` example asks the mock target, which echoes.
 """
 
 from __future__ import annotations
@@ -18,9 +19,13 @@ SAMPLE_EVAL_ID = "eval_sample"
 SAMPLE_EVAL_RUN_ID = "evalrun_sample"
 SAMPLE_FILE_ID = "file-sample"
 SAMPLE_MODEL = "default"
-SAMPLE_ROWS: list[dict[str, Any]] = [
+SAMPLE_ITEMS: list[dict[str, Any]] = [
     {"item": {"question": "Is the capital of France Paris or Lyon?", "answer": "Paris"}},
     {"item": {"question": "Which planet is the largest?", "answer": "Jupiter"}},
+]
+SAMPLE_ROWS: list[dict[str, Any]] = [
+    {**SAMPLE_ITEMS[0], "sample": {"output_text": "Paris"}},
+    {**SAMPLE_ITEMS[1], "sample": {"output_text": "Saturn"}},
 ]
 SAMPLE_FILE_CONTENT = "".join(json.dumps(row) + "\n" for row in SAMPLE_ROWS)
 _ITEM_SCHEMA = {
@@ -72,7 +77,7 @@ RUN_EXAMPLES: dict[str, dict[str, Any]] = {
                 "model": SAMPLE_MODEL,
                 "input_messages": _TEMPLATE,
                 "sampling_params": {"temperature": 0, "max_completion_tokens": 64},
-                "source": {"type": "file_content", "content": SAMPLE_ROWS},
+                "source": {"type": "file_content", "content": SAMPLE_ITEMS},
             },
         },
     },
@@ -92,7 +97,7 @@ RUN_EXAMPLES: dict[str, dict[str, Any]] = {
                 "type": "jsonl",
                 "source": {
                     "type": "file_content",
-                    "content": [{**SAMPLE_ROWS[0], "sample": {"output_text": "Paris"}}],
+                    "content": SAMPLE_ROWS[:1],
                 },
             },
         },
@@ -107,7 +112,7 @@ def sample_eval_request() -> EvalCreateRequest:
 
 
 def sample_run_request() -> RunCreateRequest:
-    """The sample run: the completions example."""
+    """The sample run: the given answers of the sample file."""
     return RunCreateRequest.model_validate(
-        {**RUN_EXAMPLES["completions"]["value"], "name": "Sample run"}
+        {**RUN_EXAMPLES["jsonl_file"]["value"], "name": "Sample run"}
     )

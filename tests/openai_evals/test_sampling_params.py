@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.schemas.openai_examples import EVAL_EXAMPLE, SAMPLE_ROWS
+from app.schemas.openai_examples import EVAL_EXAMPLE, SAMPLE_ITEMS
 from app.settings import Settings
 from app.settings.targets import AnthropicTarget, OpenAITarget
 from testkit.fake_llm import FakeLLM
@@ -28,7 +28,7 @@ def completions_run(model: str, sampling_params: dict[str, Any]) -> dict[str, An
                 "template": [{"role": "user", "content": "{{ item.question }}"}],
             },
             "sampling_params": sampling_params,
-            "source": {"type": "file_content", "content": SAMPLE_ROWS[:1]},
+            "source": {"type": "file_content", "content": SAMPLE_ITEMS[:1]},
         }
     }
 
