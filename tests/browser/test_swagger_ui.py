@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Locator, Page, Response
+from playwright.sync_api import FilePayload, Locator, Page, Response
 
 from tests.browser.conftest import BrowserPage, ServeOffline
 from tests.contract.prefilled import fill_path, operations
@@ -35,9 +35,11 @@ def choose_files(block: Locator, operation: dict[str, Any], document: dict[str, 
     name = content["multipart/form-data"]["schema"]["$ref"].rsplit("/", 1)[-1]
     for field, schema in document["components"]["schemas"][name]["properties"].items():
         if "contentMediaType" in schema:
-            upload = {"name": f"{field}.jsonl", "mimeType": "text/plain"}
+            upload = FilePayload(
+                name=f"{field}.jsonl", mimeType="text/plain", buffer=schema["examples"][0].encode()
+            )
             block.locator(f'[data-property-name="{field}"] input[type=file]').set_input_files(
-                files=[{**upload, "buffer": schema["examples"][0].encode()}]
+                files=[upload]
             )
 
 
