@@ -12,6 +12,8 @@ from app.api import evaluate as evaluate_routes
 from app.api import format as format_routes
 from app.api import health, ops, run_docs, runs, targets
 from app.api import validate as validate_routes
+from app.api.openai_evals import files as openai_files
+from app.api.openai_evals import routes as openai_routes
 
 api_router = APIRouter()
 api_router.include_router(health.router)
@@ -23,6 +25,8 @@ api_router.include_router(evaluate_routes.router)
 # Before the runs router: /runs/compare is not a run id.
 api_router.include_router(compare_routes.router)
 api_router.include_router(runs.router)
+api_router.include_router(openai_routes.router)
+api_router.include_router(openai_files.router)
 
 # Models no route signature names (bodies that routes parse themselves, JSON or YAML, and
 # the data of run events); their schemas go into the OpenAPI document.

@@ -18,6 +18,7 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 
 from app.api.auth import PUBLIC_PATHS, SECURITY_SCHEME, SECURITY_SCHEME_NAME, is_public
+from app.api.openai_evals.errors import OpenAIError, is_openai_path, openai_responses
 from app.api.problems import PROBLEM_MEDIA_TYPE, Problem, problem_responses
 
 METHODS = ("get", "put", "post", "delete", "patch")
@@ -47,7 +48,7 @@ def install_openapi(
             description=app.description,
             routes=app.routes,
         )
-        add_models(schema, (*models, Problem))
+        add_models(schema, (*models, Problem, OpenAIError))
         document_refusals(schema, lambda path: is_public(path, public))
         app.openapi_schema = schema
         return schema
@@ -71,7 +72,8 @@ def document_refusals(schema: dict[str, Any], public: Callable[[str], bool]) -> 
     """Declare the bearer scheme, and every refusal as a problem document, on each operation.
 
     Operations on non-public paths get ``security``, 401 and 429; operations with a body get
-    413; each problem example gets the operation's path as its ``instance``. FastAPI adds a
+    413; each problem example gets the operation's path as its ``instance``. Under ``/v1``
+    these refusals are OpenAI error objects instead, as that surface answers them. FastAPI adds a
     422 of its own schema to every operation with parameters, even those whose parameters
     cannot fail; it is dropped, since each route declares the 422 it can answer.
     """
@@ -96,7 +98,8 @@ def document_operation(operation: dict[str, Any], path: str, *, secured: bool) -
     validation = responses.get("422", {}).get("content", {})
     if validation and PROBLEM_MEDIA_TYPE not in validation:
         del responses["422"]
-    for code, response in problem_responses(*added).items():
+    refusals = openai_responses if is_openai_path(path) else problem_responses
+    for code, response in refusals(*added).items():
         responses.setdefault(str(code), response)
     for response in responses.values():
         problem = response.get("content", {}).get(PROBLEM_MEDIA_TYPE)

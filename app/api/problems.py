@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope, Send
 
+from app.api.openai_evals.errors import is_openai_path, openai_error_document, openai_status
 from app.errors import (
     BadRequest,
     Conflict,
@@ -205,7 +206,13 @@ def problem_response(
     errors: list[FieldError] | None = None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
-    """A ``problem+json`` response."""
+    """A ``problem+json`` response (OpenAI's error shape under ``/v1``)."""
+    if is_openai_path(request.url.path):
+        return JSONResponse(
+            openai_error_document(status, detail, errors or ()),
+            status_code=openai_status(status),
+            headers=headers,
+        )
     body = problem_document(
         status=status,
         slug=slug,
@@ -219,18 +226,30 @@ def problem_response(
 
 async def send_problem(scope: Scope, send: Send, error: ServiceError) -> None:
     """Answer with ``error`` as a problem document from ASGI middleware (outside handlers)."""
-    payload = json.dumps(error_document(error, scope.get("path", ""))).encode()
+    path = scope.get("path", "")
+    status, media_type = error.status, PROBLEM_MEDIA_TYPE
+    document = error_document(error, path)
+    if is_openai_path(path):
+        document = openai_error_document(error.status, error.detail, error.errors, error.extra)
+        status, media_type = openai_status(error.status), "application/json"
+    payload = json.dumps(document).encode()
     headers = [
-        (b"content-type", PROBLEM_MEDIA_TYPE.encode()),
+        (b"content-type", media_type.encode()),
         (b"content-length", str(len(payload)).encode()),
     ]
     headers += [(name.lower().encode(), value.encode()) for name, value in error.headers.items()]
-    await send({"type": "http.response.start", "status": error.status, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})
 
 
 async def _service_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ServiceError)
+    if is_openai_path(request.url.path):
+        return JSONResponse(
+            openai_error_document(exc.status, exc.detail, exc.errors, exc.extra),
+            status_code=openai_status(exc.status),
+            headers=exc.headers,
+        )
     return JSONResponse(
         error_document(exc, request.url.path),
         status_code=exc.status,

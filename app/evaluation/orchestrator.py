@@ -169,7 +169,9 @@ async def _run_case(
     if candidate_answer is None:
         runtime = context.providers.get(plan.target)
         candidate = RecordedTarget(runtime, CallRole.CANDIDATE, state.ledger, cache)
-        response = await candidate.complete(ProviderRequest.for_candidate(formatted, case.id))
+        response = await candidate.complete(
+            ProviderRequest.for_candidate(formatted, case.id, plan.candidate_options)
+        )
         candidate_answer = response.text
     state.candidate_answer = candidate_answer
     state.candidate = candidate_run(state.ledger, response)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from app.evaluation.context import RunnableTarget, TargetLookup
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import DEFAULT_GUIDELINE_PATTERNS, FormatOptions, Mode
+from app.providers.base import ModelOptions
 from app.settings.targets import DEFAULT_TARGET
 from app.suites.model import EvalSuite, Trials
 
@@ -30,6 +31,8 @@ class RunPlan:
         judge_attempts: Judge calls per evaluator before a reply is a ``judge_error``.
         case_timeout_seconds: Time limit of one case; ``None`` for none.
         trials: How often each case runs (the suite's ``repeat``; a case's own wins).
+        candidate_options: Sampling options of every candidate call (``/v1`` runs'
+            ``sampling_params``); unset ones are the target's.
     """
 
     target: str
@@ -43,6 +46,7 @@ class RunPlan:
     guideline_patterns: tuple[str, ...] = DEFAULT_GUIDELINE_PATTERNS
     case_timeout_seconds: float | None = None
     trials: Trials = field(default_factory=Trials)
+    candidate_options: ModelOptions = field(default_factory=ModelOptions)
 
 
 def build_run_plan(

@@ -10,6 +10,7 @@ from app.evaluation.orchestrator import OnResult, evaluate_case, run_cases
 from app.evaluation.plan import RunPlan
 from app.evaluation.records import ResultRecord
 from app.evaluators.config import EvaluatorConfig
+from app.evaluators.registry import EVALUATORS, EvaluatorRegistry
 from app.suites.model import FormattedCase
 
 
@@ -24,6 +25,7 @@ class PreparedRun:
         cases: The cases of an inline run; a durable run reads its cases from the store.
         warnings: What loading the suite found worth a look.
         evaluators: For a regrade with new evaluators: the evaluators every case gets.
+        registry: The evaluators by type (the OpenAI Evals surface grades with its own).
     """
 
     plan: RunPlan
@@ -32,6 +34,7 @@ class PreparedRun:
     cases: tuple[FormattedCase, ...] = ()
     warnings: tuple[str, ...] = ()
     evaluators: tuple[EvaluatorConfig, ...] | None = None
+    registry: EvaluatorRegistry = EVALUATORS
 
     async def evaluate(
         self, formatted: FormattedCase, *, candidate_answer: str | None = None
@@ -41,7 +44,11 @@ class PreparedRun:
             case = formatted.case.model_copy(update={"evaluators": self.evaluators})
             formatted = formatted.model_copy(update={"case": case})
         return await evaluate_case(
-            formatted, self.plan, self.context, candidate_answer=candidate_answer
+            formatted,
+            self.plan,
+            self.context,
+            candidate_answer=candidate_answer,
+            registry=self.registry,
         )
 
     async def run(self, on_result: OnResult) -> None:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
-from app.providers.http import HttpAdapter, UpstreamError, model_options
+from app.providers.http import HttpAdapter, UpstreamError, model_options, sampling_fields
 from app.providers.json_schema import resolve_refs
 from app.providers.structured import with_schema_in_prompt
 from app.providers.turns import alternating_conversation
@@ -80,6 +80,7 @@ def messages_body(
     body["messages"] = [{"role": t.role, "content": t.text} for t in conversation.turns]
     if temperature is not None:
         body["temperature"] = temperature
+    body.update(sampling_fields(request, top_p="top_p"))
     schema = request.options.json_schema
     if schema is not None and form == "tool":
         name = request.options.json_schema_name

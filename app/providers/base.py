@@ -28,6 +28,8 @@ class ModelOptions(BaseModel):
     model_config = ConfigDict(frozen=True)
     temperature: float | None = None
     max_output_tokens: int | None = None
+    top_p: float | None = Field(None, description="Nucleus sampling, where the API takes it.")
+    seed: int | None = Field(None, description="Sampling seed, where the API takes it.")
     json_schema: dict[str, Any] | None = Field(
         None, description="JSON Schema the reply must follow (structured output), if supported."
     )
@@ -59,9 +61,15 @@ class ProviderRequest(BaseModel):
     attachments: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def for_candidate(cls, prompt: FormattedPrompt, case_id: str | None = None) -> ProviderRequest:
-        """The request a candidate gets for a formatted case."""
+    def for_candidate(
+        cls,
+        prompt: FormattedPrompt,
+        case_id: str | None = None,
+        options: ModelOptions | None = None,
+    ) -> ProviderRequest:
+        """The request a candidate gets for a formatted case (with the run's ``options``)."""
         return cls(
+            options=options or ModelOptions(),
             question=prompt.question,
             guidelines=prompt.guidelines,
             chat_prompt=prompt.chat_prompt,

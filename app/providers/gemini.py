@@ -17,7 +17,7 @@ from urllib.parse import quote
 from pydantic import BaseModel, Field
 
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
-from app.providers.http import HttpAdapter, UpstreamError, model_options
+from app.providers.http import HttpAdapter, UpstreamError, model_options, sampling_fields
 from app.providers.json_schema import gemini_schema
 from app.providers.structured import with_schema_in_prompt
 from app.providers.turns import alternating_conversation
@@ -89,6 +89,7 @@ def generate_content_body(
         config["temperature"] = temperature
     if max_tokens is not None:
         config["maxOutputTokens"] = max_tokens
+    config.update(sampling_fields(request, top_p="topP", seed="seed"))
     schema = request.options.json_schema
     if schema is not None and form in ("json_schema", "json_object"):
         config["responseMimeType"] = "application/json"

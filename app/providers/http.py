@@ -297,6 +297,23 @@ class HttpAdapter(ABC, Generic[TargetT]):
         )
 
 
+# Sampling options each provider's API takes, besides temperature and the token limit (which
+# every API provider takes); the mock takes all and ignores them, agent CLIs take none.
+SAMPLING_OPTIONS: dict[str, frozenset[str]] = {
+    "openai": frozenset({"temperature", "max_output_tokens", "top_p", "seed"}),
+    "azure": frozenset({"temperature", "max_output_tokens", "top_p", "seed"}),
+    "gemini": frozenset({"temperature", "max_output_tokens", "top_p", "seed"}),
+    "anthropic": frozenset({"temperature", "max_output_tokens", "top_p"}),
+    "mock": frozenset({"temperature", "max_output_tokens", "top_p", "seed"}),
+}
+
+
+def sampling_fields(request: ProviderRequest, **names: str) -> dict[str, Any]:
+    """The body fields of the request's ``top_p`` and ``seed``, under the API's ``names``."""
+    options = request.options.model_dump(include=set(names), exclude_none=True)
+    return {names[key]: value for key, value in options.items()}
+
+
 def model_options(
     request: ProviderRequest, temperature: float | None, max_output_tokens: int | None
 ) -> tuple[float | None, int | None]:

@@ -16,7 +16,13 @@ import httpx
 from pydantic import BaseModel, Field
 
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
-from app.providers.http import DEFAULT_MAX_REPLY_BYTES, HttpAdapter, UpstreamError, model_options
+from app.providers.http import (
+    DEFAULT_MAX_REPLY_BYTES,
+    HttpAdapter,
+    UpstreamError,
+    model_options,
+    sampling_fields,
+)
 from app.providers.json_schema import openai_strict_schema, resolve_refs
 from app.providers.structured import with_schema_in_prompt
 from app.providers.turns import openai_messages
@@ -93,6 +99,7 @@ def chat_completions_body(
         body["temperature"] = temperature
     if max_tokens is not None:
         body[max_tokens_key] = max_tokens
+    body.update(sampling_fields(request, top_p="top_p", seed="seed"))
     schema = request.options.json_schema
     if schema is not None:
         name = request.options.json_schema_name

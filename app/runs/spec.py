@@ -8,16 +8,19 @@ and never formats a case again.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from app.evaluation.context import CaseContext, ResponseCache, TargetLookup
+from app.evaluation.openai_graders.runner import OPENAI_GRADERS
 from app.evaluation.plan import RunPlan, format_options, mode_of
 from app.evaluation.prepared import PreparedRun
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.programs import ProgramRunner
+from app.evaluators.registry import EVALUATORS
 from app.formatting import format_prompt
+from app.providers.base import ModelOptions
 from app.suites.model import EvalCase, EvalSuite, FormattedCase
 
 
@@ -31,6 +34,7 @@ class PlanSpec(BaseModel):
     guideline_patterns: tuple[str, ...] = ()
     judge_attempts: int = Field(ge=1)
     case_timeout_seconds: float | None = None
+    candidate_options: ModelOptions | None = None
 
 
 class RunSpec(BaseModel):
@@ -41,12 +45,14 @@ class RunSpec(BaseModel):
         files: Text of every referenced file, keyed by the path as cases write it.
         plan: The resolved plan.
         evaluators: For a regrade with new evaluators: the evaluators every case gets.
+        graders: ``openai``: the cases carry OpenAI Evals testing criteria (``/v1`` runs).
     """
 
     suite: dict[str, Any]
     files: dict[str, str] = Field(default_factory=dict)
     plan: PlanSpec
     evaluators: tuple[EvaluatorConfig, ...] | None = None
+    graders: Literal["suite", "openai"] = "suite"
 
 
 def build_run_spec(run: PreparedRun) -> RunSpec:
@@ -67,6 +73,10 @@ def build_run_spec(run: PreparedRun) -> RunSpec:
             guideline_patterns=plan.guideline_patterns,
             judge_attempts=plan.judge_attempts,
             case_timeout_seconds=plan.case_timeout_seconds,
+            # Unset for runs without options, so their stored specs stay as they were.
+            candidate_options=(
+                plan.candidate_options if plan.candidate_options != ModelOptions() else None
+            ),
         ),
     )
 
@@ -122,8 +132,16 @@ def prepare_stored_run(
         judge_attempts=stored.judge_attempts,
         case_timeout_seconds=stored.case_timeout_seconds,
         trials=suite.trials,
+        candidate_options=stored.candidate_options or ModelOptions(),
     )
     context = CaseContext(
         providers=providers, cache=cache if plan.use_cache else None, programs=programs
     )
-    return PreparedRun(plan=plan, context=context, files=spec.files, evaluators=spec.evaluators)
+    registry = OPENAI_GRADERS if spec.graders == "openai" else EVALUATORS
+    return PreparedRun(
+        plan=plan,
+        context=context,
+        files=spec.files,
+        evaluators=spec.evaluators,
+        registry=registry,
+    )

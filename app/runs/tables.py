@@ -223,3 +223,53 @@ class FleetSlotRow(Base):
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     __table_args__ = (Index("ix_fleet_slots_holder", "holder"),)
+
+
+# The OpenAI Evals surface (/v1): evals, uploaded files, and which runs belong to an eval.
+
+
+class OpenAIEvalRow(Base):
+    """An eval of the OpenAI Evals surface: its data source config and testing criteria."""
+
+    __tablename__ = "openai_evals"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    name: Mapped[str] = mapped_column(SafeString(500))
+    metadata_json: Mapped[str] = mapped_column(Text, doc="JSON of the eval's metadata.")
+    data_source_config: Mapped[str] = mapped_column(Text, doc="JSON, as the API returns it.")
+    testing_criteria: Mapped[str] = mapped_column(Text, doc="JSON list of grader objects.")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_openai_evals_owner_created_at", "owner", "created_at"),)
+
+
+class OpenAIEvalRunRow(Base):
+    """A run of an eval: the durable run of the same id, and what the API returns of it."""
+
+    __tablename__ = "openai_eval_runs"
+
+    id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    eval_id: Mapped[str] = mapped_column(ForeignKey("openai_evals.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(SafeString(500))
+    model: Mapped[str] = mapped_column(SafeString(200))
+    data_source: Mapped[str] = mapped_column(Text, doc="JSON of the run's data source.")
+    metadata_json: Mapped[str] = mapped_column(Text, doc="JSON of the run's metadata.")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_openai_eval_runs_eval_id_created_at", "eval_id", "created_at"),)
+
+
+class OpenAIFileRow(Base):
+    """A file uploaded with ``purpose=evals`` (JSONL rows of ``{item, sample?}``)."""
+
+    __tablename__ = "openai_files"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    filename: Mapped[str] = mapped_column(SafeString(500))
+    purpose: Mapped[str] = mapped_column(String(32))
+    bytes: Mapped[int] = mapped_column(Integer)
+    content: Mapped[str] = mapped_column(SafeText)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -27,6 +27,7 @@ from app.runs.spec import RunSpec, prepare_stored_run
 from app.runs.store import RunStore
 from app.runs.supervisor import RunScheduler, RunSupervisor
 from app.runs.worker import CaseWorker
+from app.services.openai_evals import OpenAIEvalService
 from app.services.runs import RunService
 from app.services.sample import ensure_sample_run
 from app.settings import Settings
@@ -43,6 +44,7 @@ class Services:
     supervisor: RunScheduler
     runs: RunService
     exit_stack: AsyncExitStack
+    openai_evals: OpenAIEvalService
 
     async def aclose(self) -> None:
         """Release every resource, last opened first."""
@@ -96,12 +98,13 @@ async def build_services(
         stack.push_async_callback(supervisor.aclose)
         await supervisor.start()
         runs = RunService(settings, store, supervisor, providers)
-        await ensure_sample_run(settings, providers, runs)
+        openai_evals = OpenAIEvalService(settings, store, supervisor, providers)
+        await ensure_sample_run(settings, providers, runs, openai_evals)
     except BaseException:
         await stack.aclose()
         raise
     metrics.watch(limiters=providers, statuses=store)
-    return Services(settings, metrics, providers, store, supervisor, runs, stack)
+    return Services(settings, metrics, providers, store, supervisor, runs, stack, openai_evals)
 
 
 def _scheduler(

@@ -3,7 +3,9 @@
 The ``/runs/{run_id}`` examples name ``run_sample``: the quick suite on the mock target
 ``default``, created at start-up when missing (again after someone deletes it), never on a
 target that would call a real provider. With API keys on it belongs to no key, so callers
-see only their own runs, as always: they create one with ``POST /runs`` first.
+see only their own runs, as always: they create one with ``POST /runs`` first. The ``/v1``
+examples name the sample eval, run and file of ``app.schemas.openai_examples``, made the same
+way.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import logging
 
 from app.providers.registry import ProviderRegistry
 from app.schemas.runs import SAMPLE_RUN_ID, sample_run_request
+from app.services.openai_evals import OpenAIEvalService
 from app.services.runs import RunService
 from app.settings import Settings
 from app.settings.targets import DEFAULT_TARGET
@@ -20,12 +23,19 @@ logger = logging.getLogger("app.services")
 
 
 async def ensure_sample_run(
-    settings: Settings, providers: ProviderRegistry, runs: RunService
+    settings: Settings,
+    providers: ProviderRegistry,
+    runs: RunService,
+    openai_evals: OpenAIEvalService,
 ) -> None:
-    """Create the sample run unless it exists, it is turned off, or ``default`` is no mock."""
+    """Create the sample runs unless they exist, they are off, or ``default`` is no mock.
+
+    The sample run of ``/runs``, and the sample eval, run and file of ``/v1``.
+    """
     if not settings.sample_run:
         return
     if providers.get(DEFAULT_TARGET).config.provider != "mock":
         logger.info("no sample run: the target %r is not a mock target", DEFAULT_TARGET)
         return
     await runs.ensure_sample(SAMPLE_RUN_ID, sample_run_request())
+    await openai_evals.ensure_sample()

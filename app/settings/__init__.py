@@ -75,6 +75,13 @@ class Settings(BaseSettings):
     code_grader_max_output_bytes: int = Field(
         1 * MIB, ge=1024, description="Most bytes a code grader program may write to stdout."
     )
+    openai_models: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "The OpenAI Evals surface (`/v1`): model names mapped to targets, as JSON "
+            '(`{"gpt-4.1": "local-llama"}`); a model not listed is the target of that name.'
+        ),
+    )
     allow_inline_targets: bool = Field(
         False, description="Accept target configurations sent inline in requests."
     )

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Page, Response
+from playwright.sync_api import FilePayload, Locator, Page, Response
 
 from tests.browser.conftest import BrowserPage, ServeOffline, screenshot_path
 from tests.contract.prefilled import fill_path, operations
@@ -25,11 +25,30 @@ def elsewhere(requests: list[str], url: str) -> list[str]:
     return [r for r in requests if not r.removeprefix("blob:").startswith(f"{url}/")]
 
 
-def execute(page: Page, url: str, path: str, method: str, operation: dict[str, Any]) -> int:
+def choose_files(block: Locator, operation: dict[str, Any], document: dict[str, Any]) -> None:
+    """Pick a multipart body's file as a user would: the file field's example is its content."""
+    content = operation.get("requestBody", {}).get("content", {})
+    if "multipart/form-data" not in content:
+        return
+    name = content["multipart/form-data"]["schema"]["$ref"].rsplit("/", 1)[-1]
+    for field, schema in document["components"]["schemas"][name]["properties"].items():
+        if "contentMediaType" in schema:
+            upload = FilePayload(
+                name=f"{field}.jsonl", mimeType="text/plain", buffer=schema["examples"][0].encode()
+            )
+            block.locator(f'[data-property-name="{field}"] input[type=file]').set_input_files(
+                files=[upload]
+            )
+
+
+def execute(
+    page: Page, path: str, method: str, operation: dict[str, Any], document: dict[str, Any]
+) -> int:
     """Open the operation, press Execute as prefilled, and return the status Swagger UI shows."""
     block = page.locator(f"#operations-{operation['tags'][0]}-{operation['operationId']}")
     block.locator(".opblock-summary").first.click()
     expected = fill_path(path, operation)
+    choose_files(block, operation, document)
 
     def is_the_call(response: Response) -> bool:
         sent = urlsplit(response.url)
@@ -56,7 +75,7 @@ def test_every_operation_executes_as_prefilled_offline(
     document: dict[str, Any] = page.evaluate("fetch('/openapi.json').then(r => r.json())")
 
     statuses = {
-        operation["operationId"]: execute(page, url, path, method, operation)
+        operation["operationId"]: execute(page, path, method, operation, document)
         for path, method, operation in operations(document)
     }
 

@@ -32,14 +32,18 @@ class ExampleRequest:
 
 
 def operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
-    """``(path, method, operation)`` in document order, deletions last (they remove runs)."""
+    """``(path, method, operation)`` in document order, deletions last (they remove runs).
+
+    Deletions go the most nested path first: an eval's run before the eval (which takes its
+    runs with it).
+    """
     found = [
         (path, method, item[method])
         for path, item in document["paths"].items()
         for method in METHODS
         if method in item
     ]
-    return sorted(found, key=lambda entry: entry[1] == "delete")
+    return sorted(found, key=lambda e: (e[1] == "delete", -e[0].count("/") * (e[1] == "delete")))
 
 
 def example_requests(document: dict[str, Any], *, every_example: bool) -> list[ExampleRequest]:
@@ -47,7 +51,7 @@ def example_requests(document: dict[str, Any], *, every_example: bool) -> list[E
     requests = []
     for path, method, operation in operations(document):
         url = fill_path(path, operation) + fill_query(operation)
-        bodies = body_examples(operation.get("requestBody"), every_example=every_example)
+        bodies = body_examples(operation.get("requestBody"), document, every_example=every_example)
         if not bodies:
             requests.append(ExampleRequest(operation["operationId"], "no body", method, url))
         for name, content_type, content in bodies:
@@ -80,12 +84,14 @@ def fill_query(operation: dict[str, Any]) -> str:
 
 
 def body_examples(
-    body: dict[str, Any] | None, *, every_example: bool
+    body: dict[str, Any] | None, document: dict[str, Any], *, every_example: bool
 ) -> list[tuple[str, str, bytes]]:
     """``(name, content type, bytes)`` of the JSON body's first example, or of every example."""
     if body is None:
         return []
     content = body["content"]
+    if "multipart/form-data" in content:
+        return [multipart_example(content["multipart/form-data"]["schema"], document)]
     json_examples = content["application/json"].get("examples", {})
     assert json_examples, f"JSON body without examples: {body}"
     found = [
@@ -98,3 +104,20 @@ def body_examples(
     if yaml_example is not None:
         found.append(("yaml body", "application/yaml", yaml_example.encode()))
     return found
+
+
+def multipart_example(schema: dict[str, Any], document: dict[str, Any]) -> tuple[str, str, bytes]:
+    """The form Swagger UI fills from each field's first example (a file field's is the file)."""
+    name = schema["$ref"].rsplit("/", 1)[-1]
+    properties = document["components"]["schemas"][name]["properties"]
+    boundary = "prefilled-example-boundary"
+    parts = []
+    for field, field_schema in properties.items():
+        examples = field_schema.get("examples")
+        assert examples, f"multipart field {field} has no example"
+        disposition = f'form-data; name="{field}"'
+        if "contentMediaType" in field_schema:
+            disposition += f'; filename="{field}.example"'
+        parts.append(f"--{boundary}\r\nContent-Disposition: {disposition}\r\n\r\n{examples[0]}\r\n")
+    body = "".join(parts) + f"--{boundary}--\r\n"
+    return "form", f"multipart/form-data; boundary={boundary}", body.encode()

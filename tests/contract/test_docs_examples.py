@@ -7,6 +7,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.schemas.openai_examples import SAMPLE_EVAL_RUN_ID
 from app.schemas.runs import SAMPLE_RUN_ID
 from app.settings import Settings
 from tests.conftest import ClientFactory, wait_for_run
@@ -41,6 +42,7 @@ async def test_every_example_succeeds_on_a_fresh_server(
     async with make_client(settings) as client:
         document = (await client.get("/openapi.json")).json()
         await wait_for_run(client, SAMPLE_RUN_ID)
+        await wait_for_run(client, SAMPLE_EVAL_RUN_ID)
         requests = example_requests(document, every_example=True)
         answers = [(request, await send(client, request)) for request in requests]
 

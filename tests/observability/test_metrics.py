@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
-from fastapi import FastAPI
+from asgi_lifespan import LifespanManager
 from prometheus_client.parser import text_string_to_metric_families
 
+from app.main import create_app
 from app.observability.metrics import Metrics
 from app.providers.limiter import LimiterState
+from app.schemas.openai_examples import SAMPLE_EVAL_RUN_ID
 from app.schemas.runs import SAMPLE_RUN_ID
-from tests.conftest import wait_for_run
+from app.settings import Settings
+from tests.conftest import ClientFactory, wait_for_run
 
 
 def samples(exposition: str | bytes) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -53,11 +58,14 @@ async def test_the_limiter_of_every_target_and_role_is_read_at_scrape_time(
         assert found[("eval_provider_limiter_in_flight", labels)] == 0
 
 
-async def test_apps_have_separate_registries(app: FastAPI) -> None:
-    other = Metrics()
-    other.record_provider_call("t", "candidate", "ok", 0.1)
+async def test_apps_have_separate_registries(tmp_path: Path) -> None:
+    # No sample run: its calls on the mock would be this app's own.
+    app = create_app(Settings(data_dir=tmp_path / "data", sample_run=False))
+    async with LifespanManager(app):
+        other = Metrics()
+        other.record_provider_call("t", "candidate", "ok", 0.1)
 
-    mine = samples(await app.state.metrics.scrape())
+        mine = samples(await app.state.metrics.scrape())
 
     assert not any(name.startswith("eval_provider_calls") for name, _ in mine)
 
@@ -121,12 +129,15 @@ async def test_a_failing_count_leaves_the_counts_out_but_the_scrape_succeeds() -
 async def test_the_stored_runs_and_cases_are_counted(
     client: httpx.AsyncClient,
 ) -> None:
-    # A fresh server holds the sample run: two cases that pass on the mock target.
+    # A fresh server holds the sample runs: two cases that pass on the mock target, and
+    # the /v1 sample run's two given answers (one right).
     await wait_for_run(client, SAMPLE_RUN_ID)
+    await wait_for_run(client, SAMPLE_EVAL_RUN_ID)
     found = samples((await client.get("/metrics")).text)
 
-    assert found[("eval_runs", (("status", "completed"),))] == 1
-    assert found[("eval_cases", (("status", "passed"),))] == 2
+    assert found[("eval_runs", (("status", "completed"),))] == 2
+    assert found[("eval_cases", (("status", "passed"),))] == 3
+    assert found[("eval_cases", (("status", "failed"),))] == 1
     assert found[("eval_cases", (("status", "pending"),))] == 0
 
 
@@ -142,7 +153,14 @@ async def test_limiter_states_come_from_the_watched_source() -> None:
     )
 
 
-async def test_provider_calls_made_by_an_evaluation_are_counted(client) -> None:
+async def test_provider_calls_made_by_an_evaluation_are_counted(
+    tmp_path: Path, make_client: ClientFactory
+) -> None:
+    async with make_client(Settings(data_dir=tmp_path / "data", sample_run=False)) as client:
+        await count_an_evaluation(client)
+
+
+async def count_an_evaluation(client: httpx.AsyncClient) -> None:
     suite = {
         "evalcases": [
             {

@@ -10,6 +10,7 @@ import pytest
 from asgi_lifespan import LifespanManager
 
 from app.main import create_app
+from app.schemas.openai_examples import SAMPLE_EVAL_RUN_ID
 from app.schemas.runs import SAMPLE_RUN_ID, sample_run_request
 from app.services.container import Services
 from app.settings import Settings
@@ -41,8 +42,9 @@ async def test_the_sample_run_is_created_once_and_again_after_it_was_deleted(
     settings = Settings(data_dir=tmp_path / "data")
     async with make_client(settings) as client:
         first = await wait_for_run(client, SAMPLE_RUN_ID, "completed")
+        await wait_for_run(client, SAMPLE_EVAL_RUN_ID, "completed")
     async with make_client(settings) as client:
-        assert await run_ids(client) == [SAMPLE_RUN_ID]
+        assert set(await run_ids(client)) == {SAMPLE_RUN_ID, SAMPLE_EVAL_RUN_ID}
         assert (await client.get(f"/runs/{SAMPLE_RUN_ID}")).json() == first
         assert (await client.delete(f"/runs/{SAMPLE_RUN_ID}")).status_code == 204
     async with make_client(settings) as client:

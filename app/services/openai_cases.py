@@ -1,0 +1,169 @@
+"""A run's data source as cases: rows read, items checked, messages rendered, criteria attached.
+
+Rows come inline (``file_content``) or from an uploaded file (``file_id``); each item must
+match the eval's item schema. A ``completions`` run renders its template over
+``{item}`` with the suite templates' sandbox (or takes the messages an ``item_reference``
+names) and formats them once, as every run does; a ``jsonl`` run grades the row's
+``sample.output_text`` and calls no model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from app.errors import FieldError, InvalidRequest, PayloadTooLarge
+from app.evaluation.openai_graders.models import GraderMessage
+from app.evaluation.openai_graders.runner import criterion_config
+from app.formatting import format_prompt
+from app.formatting.messages import Message
+from app.schemas.openai_evals import (
+    CompletionsDataSource,
+    FileContentSource,
+    ItemReference,
+    RunCreateRequest,
+    SourceRow,
+)
+from app.suites.model import EvalCase, FormattedCase
+from app.suites.templates import TemplateProblem, render
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The rows of a data source, and where they were read (for error paths)."""
+
+    rows: list[SourceRow]
+    where: str
+
+
+def invalid(path: str, message: str) -> InvalidRequest:
+    """A 400 on ``/v1`` (``param`` is ``path``) naming the offending value in ``message``."""
+    return InvalidRequest(f"{path}: {message}", errors=[FieldError(path=path, message=message)])
+
+
+def rows_of_file(content: str, file_id: str) -> list[SourceRow]:
+    """The JSONL rows of an uploaded file: one ``{item, sample?}`` object per line.
+
+    Raises:
+        InvalidRequest: A line that is not such an object (its number named).
+    """
+    rows = []
+    for number, line in enumerate(content.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(SourceRow.model_validate(json.loads(line)))
+        except ValueError as exc:
+            reason = str(exc).splitlines()[0]
+            raise invalid(
+                "data_source.source.id",
+                f"line {number} of file {file_id!r} is not an {{item, sample?}} object: {reason}",
+            ) from None
+    return rows
+
+
+def check_items(rows: Sequence[SourceRow], schema: dict[str, Any], where: str) -> None:
+    """Hold every item to the eval's item schema.
+
+    Raises:
+        InvalidRequest: The first item that does not match, with the schema's complaint.
+    """
+    validator = jsonschema.Draft202012Validator(schema)
+    for index, row in enumerate(rows):
+        error = jsonschema.exceptions.best_match(validator.iter_errors(row.item))
+        if error is not None:
+            at = "".join(f"[{p!r}]" for p in error.absolute_path)
+            raise invalid(f"{where}[{index}].item{at}", error.message)
+
+
+def _render(template: str, item: dict[str, Any], where: str) -> str:
+    try:
+        return render(template, {"item": item})
+    except TemplateProblem as exc:
+        raise invalid(where, str(exc)) from None
+
+
+def _template_messages(
+    template: Sequence[GraderMessage], item: dict[str, Any], index: int
+) -> list[Message]:
+    messages = []
+    for position, message in enumerate(template):
+        where = f"data_source.input_messages.template[{position}] (item {index})"
+        text = "\n".join(_render(part, item, where) for part in message.texts())
+        role = "system" if message.role == "developer" else message.role
+        messages.append(Message(role=role, content=text))
+    return messages
+
+
+def _referenced_messages(reference: str, item: dict[str, Any], index: int) -> list[Message]:
+    where = "data_source.input_messages.item_reference"
+    value: Any = {"item": item}
+    for key in reference.split("."):
+        if not isinstance(value, dict) or key not in value:
+            raise invalid(where, f"item {index} has no {reference!r}")
+        value = value[key]
+    if not isinstance(value, list):
+        raise invalid(where, f"{reference!r} of item {index} is not a list of messages")
+    try:
+        return [
+            Message(
+                role="system" if m.role == "developer" else m.role, content="\n".join(m.texts())
+            )
+            for m in (GraderMessage.model_validate(entry) for entry in value)
+        ]
+    except ValueError as exc:
+        raise invalid(where, f"{reference!r} of item {index}: {exc}") from None
+
+
+def build_cases(
+    request: RunCreateRequest,
+    rows: Sequence[SourceRow],
+    criteria: Sequence[dict[str, Any]],
+    judges: dict[str, str],
+    max_cases: int,
+) -> list[tuple[FormattedCase, str | None]]:
+    """Each row as a formatted case with its criteria, and its given answer (JSONL runs)."""
+    if len(rows) > max_cases:
+        raise PayloadTooLarge(
+            f"the data source has {len(rows)} items; a run holds at most {max_cases} "
+            "(EVAL_MAX_CASES_PER_RUN)"
+        )
+    source = request.data_source
+    cases = []
+    for index, row in enumerate(rows):
+        configs = tuple(criterion_config(c, row.item, row.sample, judges) for c in criteria)
+        if isinstance(source, CompletionsDataSource):
+            inputs = source.input_messages
+            if isinstance(inputs, ItemReference):
+                messages = _referenced_messages(inputs.item_reference, row.item, index)
+            else:
+                messages = _template_messages(inputs.template, row.item, index)
+            answer = None
+        else:
+            messages = [Message(role="user", content=json.dumps(row.item, ensure_ascii=False))]
+            answer = _given_output(row)
+        case = EvalCase(
+            id=f"item-{index}",
+            expected_outcome="",
+            input_messages=tuple(messages),
+            evaluators=configs,
+            metadata={"item": row.item},
+        )
+        cases.append(
+            (FormattedCase(case=case, prompt=format_prompt(case.input_messages, {})), answer)
+        )
+    return cases
+
+
+def _given_output(row: SourceRow) -> str:
+    text = (row.sample or {}).get("output_text")
+    return text if isinstance(text, str) else ""
+
+
+def inline_rows(source: FileContentSource) -> list[SourceRow]:
+    """The rows given in the request."""
+    return list(source.content)

@@ -1,0 +1,436 @@
+"""The OpenAI Evals surface (``/v1``): evals, files, runs and output items over the engine.
+
+A run is a durable run like any other: its cases are built from the data source
+(``openai_cases``), its candidate is the target the ``model`` names, its graders are the
+eval's testing criteria (``app.evaluation.openai_graders``), and it is stored, executed,
+resumed and cancelled by the run store and supervisor.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, TypeVar
+
+from app.errors import FieldError, InvalidRequest, NotFound, RunStateConflict
+from app.evaluation.context import CaseContext
+from app.evaluation.openai_graders.checks import similarity_refusal
+from app.evaluation.openai_graders.models import (
+    GRADER,
+    PythonGrader,
+    TextSimilarityGrader,
+    all_graders,
+    model_graders,
+)
+from app.evaluation.openai_graders.python_grader import CODE_GRADERS_OFF
+from app.evaluation.plan import RunPlan
+from app.evaluation.prepared import PreparedRun
+from app.providers.base import ModelOptions
+from app.providers.errors import UnknownTarget
+from app.providers.http import SAMPLING_OPTIONS
+from app.providers.registry import ProviderRegistry
+from app.runs.models import NewCase, NewRun
+from app.runs.openai_store import OpenAIEvalStore, StoredEval, StoredEvalRun
+from app.runs.spec import build_run_spec, case_definition
+from app.runs.store import RunStore
+from app.runs.store_base import utc_now
+from app.runs.supervisor import RunScheduler
+from app.schemas.openai_evals import (
+    EvalCreateRequest,
+    EvalDeleted,
+    EvalObject,
+    EvalRunDeleted,
+    EvalRunObject,
+    EvalUpdateRequest,
+    FileContentSource,
+    ListPage,
+    OutputItem,
+    RunCreateRequest,
+    SamplingParams,
+    SourceRow,
+)
+from app.schemas.openai_examples import (
+    SAMPLE_EVAL_ID,
+    SAMPLE_EVAL_RUN_ID,
+    sample_eval_request,
+    sample_run_request,
+)
+from app.services.openai_cases import build_cases, check_items, invalid, rows_of_file
+from app.services.openai_files import OpenAIFiles
+from app.services.openai_views import (
+    FAILED,
+    PASSED,
+    STORED_STATUSES,
+    data_source_schema,
+    eval_object,
+    output_item,
+    output_item_id,
+    output_item_seq,
+    run_object,
+)
+from app.settings import Settings
+
+ItemT = TypeVar("ItemT")
+_WIRE_NAMES = {"max_output_tokens": "max_completion_tokens"}
+
+
+class OpenAIEvalService:
+    """What each ``/v1/evals`` route calls (one method per route)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        runs: RunStore,
+        supervisor: RunScheduler,
+        providers: ProviderRegistry,
+    ) -> None:
+        self._settings = settings
+        self._runs = runs
+        self._store = OpenAIEvalStore(runs)
+        self._supervisor = supervisor
+        self._providers = providers
+        self.files = OpenAIFiles(settings, self._store)
+
+    # Evals --------------------------------------------------------------------------------
+
+    def target_of(self, model: str, param: str) -> str:
+        """The target a model name stands for (the mapping setting, else the same name).
+
+        Raises:
+            InvalidRequest: No such target (a 400 naming ``param``).
+        """
+        name = self._settings.openai_models.get(model, model)
+        try:
+            return self._providers.get(name).name
+        except UnknownTarget as exc:
+            raise InvalidRequest(
+                f"{param}: model {model!r} is not configured here; {exc.detail}",
+                errors=[FieldError(path=param, message=f"unknown model {model!r}")],
+                extra={"code": "model_not_found"},
+            ) from None
+
+    def _check_criteria(self, request: EvalCreateRequest) -> None:
+        for index, criterion in enumerate(request.testing_criteria):
+            for grader in all_graders(criterion):
+                where = f"testing_criteria[{index}]"
+                if isinstance(grader, PythonGrader) and not self._settings.code_graders:
+                    raise invalid(where, CODE_GRADERS_OFF)
+                if isinstance(grader, TextSimilarityGrader):
+                    refusal = similarity_refusal(grader)
+                    if refusal is not None:
+                        raise invalid(f"{where}.evaluation_metric", refusal)
+            for grader in model_graders(criterion):
+                self.target_of(grader.model, f"testing_criteria[{index}].model")
+        names = [criterion.name for criterion in request.testing_criteria]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise invalid("testing_criteria", f"names must be unique; repeated: {duplicates}")
+
+    def _new_eval(self, request: EvalCreateRequest, caller: str | None, eval_id: str) -> StoredEval:
+        self._check_criteria(request)
+        config = request.data_source_config
+        now = utc_now()
+        return StoredEval(
+            id=eval_id,
+            owner=caller,
+            name=request.name or "eval",
+            metadata=request.metadata or {},
+            data_source_config={
+                "type": "custom",
+                "schema": data_source_schema(config.item_schema, config.include_sample_schema),
+            },
+            testing_criteria=[c.model_dump(exclude_none=True) for c in request.testing_criteria],
+            created_at=now,
+            updated_at=now,
+        )
+
+    async def create_eval(self, request: EvalCreateRequest, caller: str | None) -> EvalObject:
+        """Store an eval after checking its criteria can run here."""
+        stored = self._new_eval(request, caller, f"eval_{uuid.uuid4().hex}")
+        await self._store.create_eval(stored)
+        return eval_object(stored)
+
+    async def ensure_sample(self) -> None:
+        """Create the sample file, eval and run (no owner) where missing.
+
+        Replicas starting together create each once: the eval and file rows keep the first
+        insert, the run is found under its reserved idempotency key (callers' have a ``:``).
+        """
+        await self.files.add_sample()
+        try:
+            stored_eval = await self._store.get_eval(SAMPLE_EVAL_ID, None)
+        except NotFound:
+            stored_eval = self._new_eval(sample_eval_request(), None, SAMPLE_EVAL_ID)
+            await self._store.create_eval(stored_eval, exists_ok=True)
+        try:
+            await self._store.get_eval_run(SAMPLE_EVAL_ID, SAMPLE_EVAL_RUN_ID)
+        except NotFound:
+            key = (f"sample-run-{SAMPLE_EVAL_RUN_ID}", SAMPLE_EVAL_RUN_ID)
+            await self._start_run(
+                stored_eval, sample_run_request(), None, SAMPLE_EVAL_RUN_ID, idempotency=key
+            )
+
+    async def get_eval(self, eval_id: str, caller: str | None) -> EvalObject:
+        """The eval."""
+        return eval_object(await self._store.get_eval(eval_id, caller))
+
+    async def list_evals(
+        self, caller: str | None, *, after: str | None, limit: int, order: str, order_by: str
+    ) -> ListPage[EvalObject]:
+        """One page of the caller's evals."""
+        evals, more = await self._store.list_evals(
+            caller, after=after, limit=limit, order=order, order_by=order_by
+        )
+        return _page([eval_object(e) for e in evals], more)
+
+    async def update_eval(
+        self, eval_id: str, request: EvalUpdateRequest, caller: str | None
+    ) -> EvalObject:
+        """Rename the eval or replace its metadata."""
+        stored = await self._store.update_eval(
+            eval_id, caller, name=request.name, metadata=request.metadata
+        )
+        return eval_object(stored)
+
+    async def delete_eval(self, eval_id: str, caller: str | None) -> EvalDeleted:
+        """Remove the eval and its runs (running ones are cancelled first)."""
+        await self._store.get_eval(eval_id, caller)
+        for run_id in await self._store.eval_run_ids(eval_id):
+            await self._remove_run(run_id)
+        await self._store.delete_eval(eval_id)
+        return EvalDeleted(eval_id=eval_id)
+
+    # Runs ---------------------------------------------------------------------------------
+
+    async def _rows(
+        self, request: RunCreateRequest, caller: str | None
+    ) -> tuple[list[SourceRow], str]:
+        source = request.data_source.source
+        if isinstance(source, FileContentSource):
+            return list(source.content), "data_source.source.content"
+        stored = await self.files.get_stored(source.id, caller, param="data_source.source.id")
+        return rows_of_file(stored.content, source.id), f"file {source.id!r} row"
+
+    async def create_run(
+        self, eval_id: str, request: RunCreateRequest, caller: str | None, base_url: str
+    ) -> EvalRunObject:
+        """Build the run's cases, store it as a durable run and start it."""
+        stored_eval = await self._store.get_eval(eval_id, caller)
+        run_id = f"evalrun_{uuid.uuid4().hex}"
+        stored = await self._start_run(stored_eval, request, caller, run_id)
+        return await self._view(stored_eval, stored, base_url)
+
+    async def _start_run(
+        self,
+        stored_eval: StoredEval,
+        request: RunCreateRequest,
+        caller: str | None,
+        run_id: str,
+        *,
+        idempotency: tuple[str, str] | None = None,
+    ) -> StoredEvalRun:
+        source = request.data_source
+        model = getattr(source, "model", None)
+        target = self.target_of(model, "data_source.model") if model else self._any_target()
+        params = getattr(source, "sampling_params", None)
+        options = self._candidate_options(target, params) if params else ModelOptions()
+        judges = self._judges(stored_eval.testing_criteria)
+        rows, where = await self._rows(request, caller)
+        item_schema = stored_eval.data_source_config["schema"]["properties"]["item"]
+        check_items(rows, item_schema, where)
+        cases = build_cases(
+            request, rows, stored_eval.testing_criteria, judges, self._settings.max_cases_per_run
+        )
+        plan = RunPlan(
+            target=target,
+            judge_target=next(iter(judges.values()), target),
+            max_concurrency=self._settings.run_concurrency,
+            judge_attempts=self._settings.judge_retries + 1,
+            dataset=stored_eval.name,
+            case_timeout_seconds=self._settings.case_timeout_seconds,
+            candidate_options=options,
+        )
+        prepared = PreparedRun(plan=plan, context=CaseContext(providers=self._providers))
+        spec = build_run_spec(prepared).model_copy(update={"graders": "openai"})
+        new_run = NewRun(
+            id=run_id,
+            kind="evaluate",
+            target=plan.target,
+            judge_target=plan.judge_target,
+            spec=spec.model_dump(mode="json", by_alias=True),
+            owner=caller,
+        )
+        new_cases = (
+            NewCase(eval_id=c.case.id, definition=case_definition(c), candidate_answer=answer)
+            for c, answer in cases
+        )
+        _, created = await self._runs.create_run(new_run, new_cases, idempotency=idempotency)
+        stored = StoredEvalRun(
+            id=run_id,
+            eval_id=stored_eval.id,
+            name=request.name or f"run of {stored_eval.name}",
+            model=model or "",
+            data_source=request.data_source.model_dump(mode="json", exclude_none=True),
+            metadata=request.metadata or {},
+            created_at=utc_now(),
+        )
+        await self._store.add_eval_run(stored, exists_ok=idempotency is not None)
+        if created:
+            self._supervisor.submit(run_id)
+        return stored
+
+    def _candidate_options(self, target: str, params: SamplingParams) -> ModelOptions:
+        """The run's candidate options; a parameter the target's API does not take is a 400."""
+        param = "data_source.sampling_params"
+        limits = {params.max_completion_tokens, params.max_completions_tokens, params.max_tokens}
+        limits.discard(None)
+        if len(limits) > 1:
+            raise invalid(param, f"token limits disagree: {sorted(limits, key=str)}")
+        options = ModelOptions(
+            temperature=params.temperature,
+            top_p=params.top_p,
+            seed=params.seed,
+            max_output_tokens=next(iter(limits), None),
+        )
+        provider = self._providers.get(target).config.provider
+        taken = SAMPLING_OPTIONS.get(provider, frozenset())
+        given = options.model_dump(exclude_none=True, exclude={"json_schema_name"})
+        refused = sorted(_WIRE_NAMES.get(k, k) for k in given if k not in taken)
+        if refused:
+            raise invalid(
+                f"{param}.{refused[0]}",
+                f"target {target!r} ({provider}) does not take {', '.join(refused)}",
+            )
+        return options
+
+    def _any_target(self) -> str:
+        names = self._providers.names()
+        return "default" if "default" in names else names[0]
+
+    def _judges(self, criteria: list[dict[str, Any]]) -> dict[str, str]:
+        judges = {}
+        for index, criterion in enumerate(criteria):
+            for grader in model_graders(GRADER.validate_python(criterion)):
+                judges[grader.model] = self.target_of(
+                    grader.model, f"testing_criteria[{index}].model"
+                )
+        return judges
+
+    async def _view(
+        self, stored_eval: StoredEval, stored: StoredEvalRun, base_url: str
+    ) -> EvalRunObject:
+        run = await self._runs.get_run(stored.id)
+        records = await self._store.records(stored.id)
+        judges = sorted(self._judge_models(stored_eval))
+        report_url = f"{base_url.rstrip('/')}/runs/{stored.id}"
+        return run_object(run, stored, stored_eval.testing_criteria, judges, records, report_url)
+
+    @staticmethod
+    def _judge_models(stored_eval: StoredEval) -> set[str]:
+        return {
+            grader.model
+            for criterion in stored_eval.testing_criteria
+            for grader in model_graders(GRADER.validate_python(criterion))
+        }
+
+    async def get_run(
+        self, eval_id: str, run_id: str, caller: str | None, base_url: str
+    ) -> EvalRunObject:
+        """The run, with counts of the items finished so far."""
+        stored_eval = await self._store.get_eval(eval_id, caller)
+        stored = await self._store.get_eval_run(eval_id, run_id)
+        return await self._view(stored_eval, stored, base_url)
+
+    async def list_runs(
+        self,
+        eval_id: str,
+        caller: str | None,
+        *,
+        status: str | None,
+        after: str | None,
+        limit: int,
+        order: str,
+        base_url: str,
+    ) -> ListPage[EvalRunObject]:
+        """One page of the eval's runs."""
+        stored_eval = await self._store.get_eval(eval_id, caller)
+        statuses = [STORED_STATUSES[status]] if status else []
+        runs, more = await self._store.list_eval_runs(
+            eval_id, statuses=statuses, after=after, limit=limit, order=order
+        )
+        return _page([await self._view(stored_eval, run, base_url) for run in runs], more)
+
+    async def cancel_run(
+        self, eval_id: str, run_id: str, caller: str | None, base_url: str
+    ) -> EvalRunObject:
+        """Stop the run; items already graded are kept."""
+        stored_eval = await self._store.get_eval(eval_id, caller)
+        stored = await self._store.get_eval_run(eval_id, run_id)
+        await self._supervisor.cancel(run_id)
+        return await self._view(stored_eval, stored, base_url)
+
+    async def delete_run(self, eval_id: str, run_id: str, caller: str | None) -> EvalRunDeleted:
+        """Remove the run and its items (a running run is cancelled first)."""
+        await self._store.get_eval(eval_id, caller)
+        await self._store.get_eval_run(eval_id, run_id)
+        await self._remove_run(run_id)
+        return EvalRunDeleted(run_id=run_id)
+
+    async def _remove_run(self, run_id: str) -> None:
+        run = await self._runs.get_run(run_id)
+        if not run.finished:
+            await self._supervisor.cancel(run_id)
+        try:
+            await self._runs.delete_run(run_id)
+        except RunStateConflict:
+            await self._supervisor.cancel(run_id)
+            await self._runs.delete_run(run_id)
+
+    # Output items -------------------------------------------------------------------------
+
+    async def list_output_items(
+        self,
+        eval_id: str,
+        run_id: str,
+        caller: str | None,
+        *,
+        status: str | None,
+        after: str | None,
+        limit: int,
+        order: str,
+    ) -> ListPage[OutputItem]:
+        """One page of the run's finished items (``pass`` or ``fail`` only, if asked)."""
+        await self._store.get_eval(eval_id, caller)
+        stored = await self._store.get_eval_run(eval_id, run_id)
+        statuses = {"pass": PASSED, "fail": FAILED}.get(status or "", ())
+        seq = None
+        if after is not None:
+            seq = output_item_seq(after)
+            if seq is None:
+                raise invalid("after", f"{after!r} is not an output item id of this run")
+        outputs, more = await self._store.output_items(
+            run_id, statuses=statuses, after=seq, limit=limit, order=order
+        )
+        return _page([output_item(stored, o) for o in outputs], more)
+
+    async def get_output_item(
+        self, eval_id: str, run_id: str, item_id: str, caller: str | None
+    ) -> OutputItem:
+        """One finished item of the run."""
+        await self._store.get_eval(eval_id, caller)
+        stored = await self._store.get_eval_run(eval_id, run_id)
+        seq = output_item_seq(item_id)
+        ours = seq is not None and output_item_id(run_id, seq) == item_id
+        output = await self._store.output_item(run_id, seq) if ours and seq is not None else None
+        if output is None:
+            raise NotFound(f"run {run_id!r} has no output item with the id {item_id!r}")
+        return output_item(stored, output)
+
+
+def _page(items: list[ItemT], more: bool) -> ListPage[ItemT]:
+    ids = [getattr(item, "id", None) for item in items]
+    return ListPage[ItemT](
+        data=items,
+        first_id=ids[0] if ids else None,
+        last_id=ids[-1] if ids else None,
+        has_more=more,
+    )

@@ -1,0 +1,94 @@
+"""Files of the OpenAI surface: JSONL uploads with ``purpose=evals`` that runs read rows from."""
+
+from __future__ import annotations
+
+import uuid
+
+from app.errors import NotFound
+from app.runs.openai_store import OpenAIEvalStore, StoredFile
+from app.runs.store_base import utc_now
+from app.schemas.openai_evals import FileDeleted, FileObject
+from app.schemas.openai_examples import SAMPLE_FILE_CONTENT, SAMPLE_FILE_ID
+from app.services.openai_cases import invalid, rows_of_file
+from app.settings import Settings
+
+PURPOSES = frozenset({"evals"})
+
+
+def file_object(stored: StoredFile) -> FileObject:
+    """The ``file`` object."""
+    return FileObject(
+        id=stored.id,
+        bytes=stored.bytes,
+        created_at=int(stored.created_at.timestamp()),
+        filename=stored.filename,
+        purpose=stored.purpose,
+    )
+
+
+class OpenAIFiles:
+    """Upload, show, read and delete files (each caller sees its own)."""
+
+    def __init__(self, settings: Settings, store: OpenAIEvalStore) -> None:
+        self._settings = settings
+        self._store = store
+
+    async def upload(
+        self, filename: str, purpose: str, content: bytes, caller: str | None
+    ) -> FileObject:
+        """Store a JSONL file of ``{item, sample?}`` rows (every line checked now)."""
+        if purpose not in PURPOSES:
+            raise invalid("purpose", f"{purpose!r} is not accepted here; use 'evals'")
+        try:
+            text = content.decode("utf-8")
+        except UnicodeDecodeError:
+            raise invalid("file", f"{filename!r} is not UTF-8 text") from None
+        file_id = f"file-{uuid.uuid4().hex[:24]}"
+        rows = rows_of_file(text, filename)
+        if not rows:
+            raise invalid("file", f"{filename!r} holds no rows")
+        stored = StoredFile(
+            id=file_id,
+            owner=caller,
+            filename=filename,
+            purpose=purpose,
+            bytes=len(content),
+            content=text,
+            created_at=utc_now(),
+        )
+        await self._store.add_file(stored)
+        return file_object(stored)
+
+    async def add_sample(self) -> None:
+        """Store the sample file (no owner) unless it exists."""
+        sample = StoredFile(
+            id=SAMPLE_FILE_ID,
+            owner=None,
+            filename="sample.jsonl",
+            purpose="evals",
+            bytes=len(SAMPLE_FILE_CONTENT.encode()),
+            content=SAMPLE_FILE_CONTENT,
+            created_at=utc_now(),
+        )
+        await self._store.add_file(sample, exists_ok=True)
+
+    async def get(self, file_id: str, caller: str | None) -> FileObject:
+        """The file's description."""
+        return file_object(await self._store.get_file(file_id, caller))
+
+    async def content(self, file_id: str, caller: str | None) -> str:
+        """The file's text."""
+        return (await self._store.get_file(file_id, caller)).content
+
+    async def delete(self, file_id: str, caller: str | None) -> FileDeleted:
+        """Remove the file (runs that read it keep their rows)."""
+        await self._store.get_file(file_id, caller)
+        await self._store.delete_file(file_id)
+        return FileDeleted(id=file_id)
+
+    async def get_stored(self, file_id: str, caller: str | None, *, param: str) -> StoredFile:
+        """The file a data source names; a missing one is a 400 naming ``param``."""
+        try:
+            return await self._store.get_file(file_id, caller)
+        except NotFound:
+            raise invalid(param, f"no file has the id {file_id!r}") from None
