@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 from app.observability.logging import configure_logging
 from app.observability.metrics import Metrics
@@ -114,8 +115,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.workers > 1:
         return supervise(args.workers, args.metrics_port)
     configure_logging(settings.log_level)
-    asyncio.run(run_worker(settings, args.metrics_port))
+    with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
+        runner.run(run_worker(settings, args.metrics_port))
     return 0
+
+
+def event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """The loop factory: uvloop where installed (uvicorn picks it for the API), else None."""
+    try:
+        import uvloop  # optional: it does not build on Windows
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 if __name__ == "__main__":

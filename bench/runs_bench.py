@@ -8,7 +8,7 @@ case is the service's overhead per case: formatting is done at submission, so th
 reading the case, the candidate and judge calls, grading and storing the record. (The JSONL
 export is left out: httpx's ASGI transport buffers a whole response in memory.)
 
-    .venv/bin/python bench/runs_bench.py [--sizes 1000 10000] [--concurrency 32]
+    .venv/bin/python bench/runs_bench.py [--sizes 1000 10000] [--concurrency 32] [--loop asyncio]
 """
 
 from __future__ import annotations
@@ -103,8 +103,9 @@ async def measure(size: int, concurrency: int) -> dict[str, Any]:
     }
 
 
-def run_child(size: int, concurrency: int) -> dict[str, Any]:
-    command = [sys.executable, __file__, "--child", str(size), "--concurrency", str(concurrency)]
+def run_child(size: int, concurrency: int, loop: str) -> dict[str, Any]:
+    command = [sys.executable, __file__, "--child", str(size), "--concurrency", str(concurrency),
+               "--loop", loop]  # fmt: skip
     output = subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True)
     figures: dict[str, Any] = json.loads(output.stdout.strip().splitlines()[-1])
     return figures
@@ -114,15 +115,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument(
+        "--loop",
+        choices=["uvloop", "asyncio"],
+        default="uvloop",
+        help="event loop (default: uvloop, which uvicorn and eval-worker run the service on)",
+    )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(asyncio.run(measure(args.child, args.concurrency))))
+        from app.worker import event_loop_factory
+
+        factory = event_loop_factory() if args.loop == "uvloop" else None
+        with asyncio.Runner(loop_factory=factory) as runner:
+            print(json.dumps(runner.run(measure(args.child, args.concurrency))))
         return
     print("  cases     status     done  seconds  run s  ms/case  CPU ms/case  RSS after submit  "
           "peak RSS running  peak RSS")  # fmt: skip
     for size in args.sizes:
-        f = run_child(size, args.concurrency)
+        f = run_child(size, args.concurrency, args.loop)
         print(
             f"{f['cases']:>7} {f['status']:>10} {f['done']:>8} {f['seconds']:>8} "
             f"{f['run_seconds']:>6} {f['ms_per_case']:>8} {f['cpu_ms_per_case']:>12} "

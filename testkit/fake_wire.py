@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.providers.json_schema import instance_from_schema
+from app.providers.schema_instance import instance_from_schema
 
 JUDGE_MARKER = "[[ ## candidate_answer ## ]]"
 DEFAULT_VERDICT = {

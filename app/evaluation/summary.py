@@ -6,7 +6,6 @@ of the cases finished so far; ``summarize`` builds one from a finished list.
 
 from __future__ import annotations
 
-import bisect
 import statistics
 from collections.abc import Iterable, Sequence
 
@@ -101,7 +100,7 @@ def _bin_index(score: float) -> int:
 
 
 class SummaryBuilder:
-    """Accumulates records into a ``RunSummary``; each ``add`` is O(log n) plus an insert."""
+    """Accumulates records into a ``RunSummary`` (scores are sorted once, when summarised)."""
 
     def __init__(self) -> None:
         self._counts: dict[CaseStatus, int] = dict.fromkeys(STATUSES, 0)
@@ -121,24 +120,29 @@ class SummaryBuilder:
             total.output_tokens += tokens.output_tokens
 
     def count(
-        self, status: CaseStatus, score: float | None, graders: Sequence[GraderFact] = ()
+        self,
+        status: CaseStatus,
+        score: float | None,
+        graders: Sequence[GraderFact] = (),
+        *,
+        times: int = 1,
     ) -> None:
-        """Count one case by its status, score and graders' outcomes (not its tokens)."""
-        self._counts[status] += 1
+        """Count ``times`` cases by their status, score and graders' outcomes (not tokens)."""
+        self._counts[status] += times
         if score is not None:
-            bisect.insort(self._scores, score)
-            self._bins[_bin_index(score)] += 1
+            self._scores.extend([score] * times)
+            self._bins[_bin_index(score)] += times
         for name, kind, passed, grader_score in graders:
             stats = self._graders.setdefault(name, GraderStats(type=kind))
-            stats.count += 1
+            stats.count += times
             if passed is None:
-                stats.errors += 1
+                stats.errors += times
             elif passed:
-                stats.passed += 1
+                stats.passed += times
             else:
-                stats.failed += 1
+                stats.failed += times
             if grader_score is not None:
-                self._grader_scores.setdefault(name, []).append(grader_score)
+                self._grader_scores.setdefault(name, []).extend([grader_score] * times)
 
     def summary(self) -> RunSummary:
         """The summary of every record added so far."""
@@ -167,6 +171,7 @@ class SummaryBuilder:
         )
 
     def _stats(self) -> ScoreStats:
+        self._scores.sort()
         scores = self._scores
         if not scores:
             return ScoreStats()

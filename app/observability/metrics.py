@@ -118,6 +118,9 @@ class Metrics:
         self.state = StateCollector()
         self.statuses: StatusSource | None = None
         self.registry.register(self.state)
+        self._call_series: dict[tuple[str, str, str], tuple[Counter, Histogram]] = {}
+        """Labelled series of provider calls by (target, role, outcome): every provider call
+        records into them, and ``labels()`` costs more than the recording itself."""
 
     def _add_provider_metrics(self) -> None:
         labels = ["target", "role"]
@@ -154,8 +157,16 @@ class Metrics:
 
     def record_provider_call(self, target: str, role: str, outcome: str, seconds: float) -> None:
         """Count one finished provider call (``outcome``: ``ok`` or an error kind)."""
-        self.provider_calls.labels(target, role, outcome).inc()
-        self.provider_duration.labels(target, role).observe(seconds)
+        key = (target, role, outcome)
+        series = self._call_series.get(key)
+        if series is None:
+            series = self._call_series[key] = (
+                self.provider_calls.labels(target, role, outcome),
+                self.provider_duration.labels(target, role),
+            )
+        calls, duration = series
+        calls.inc()
+        duration.observe(seconds)
 
     def record_retry(self, target: str, role: str, reason: str) -> None:
         """Count one retried attempt (``reason``: e.g. ``rate_limited``, ``timeout``, ``5xx``)."""

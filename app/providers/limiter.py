@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
 from pydantic import BaseModel
@@ -73,14 +73,9 @@ class AdaptiveLimiter:
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._clock = clock
 
-    @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
+    def slot(self) -> AbstractAsyncContextManager[None]:
         """Hold one slot for the duration of the block."""
-        await self.acquire()
-        try:
-            yield
-        finally:
-            self.release()
+        return _Slot(self)
 
     async def acquire(self) -> None:
         """Wait until a call may start, then count it in flight."""
@@ -145,3 +140,21 @@ def count_recent(times: deque[float], now: float) -> int:
     while times and times[0] < horizon:
         times.popleft()
     return len(times)
+
+
+class _Slot(AbstractAsyncContextManager[None]):
+    """One slot of an ``AdaptiveLimiter``, held for a block.
+
+    Every provider call enters one, so this is a plain class, not a generator-based manager.
+    """
+
+    __slots__ = ("_limiter",)
+
+    def __init__(self, limiter: AdaptiveLimiter) -> None:
+        self._limiter = limiter
+
+    async def __aenter__(self) -> None:
+        await self._limiter.acquire()
+
+    async def __aexit__(self, *_exc: object) -> None:
+        self._limiter.release()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from app.providers.base import (
@@ -24,8 +25,8 @@ from app.providers.base import (
     ToolCall,
     Usage,
 )
-from app.providers.json_schema import instance_from_schema
 from app.providers.preview import ProviderPreview
+from app.providers.schema_instance import instance_from_schema
 from app.settings.targets import MockTarget
 
 _SECTION = re.compile(r"\[\[ ## ([A-Za-z_]+) ## \]\]")
@@ -48,6 +49,12 @@ def prompt_sections(text: str) -> dict[str, str]:
         end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
         sections[match.group(1)] = text[match.end() : end].strip()
     return sections
+
+
+@lru_cache(maxsize=256)
+def _word_count(text: str) -> int:
+    """Words of a message (cached: a judge's system prompt is the same on every call)."""
+    return len(text.split())
 
 
 def _words(text: str) -> list[str]:
@@ -155,7 +162,7 @@ class MockAdapter:
         if self.target.latency_ms:
             await asyncio.sleep(self.target.latency_ms / 1000)
         text = self.answer(request)
-        prompt_words = sum(len(m.content.split()) for m in request.chat_prompt)
+        prompt_words = sum(_word_count(m.content) for m in request.chat_prompt)
         candidate = request.role != CallRole.JUDGE
         return ProviderResponse(
             text=text,

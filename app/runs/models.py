@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -67,7 +67,8 @@ class StoredCase:
     run_id: str
     seq: int
     eval_id: str
-    definition: dict[str, Any]
+    definition: str
+    """JSON of the case and its formatted prompt, as stored (parsed by whoever reads it)."""
     candidate_answer: str | None
 
 
@@ -82,15 +83,15 @@ class StoredEvent:
 
 @dataclass(frozen=True)
 class ResultFacts:
-    """What a run's summary is built from: each result's status and score, tokens summed."""
+    """What a run's summary is built from: its results' outcomes counted, tokens summed."""
 
-    outcomes: list[tuple[str, float | None]]
+    outcomes: list[tuple[str, float | None, str | None, int]]
+    """Each distinct (status, score, ``graders`` column) of the run's results, and how many
+    results have it: results mostly repeat a few outcomes, so each is read and parsed once."""
     candidate_input_tokens: int = 0
     candidate_output_tokens: int = 0
     judge_input_tokens: int = 0
     judge_output_tokens: int = 0
-    graders: list[str | None] = field(default_factory=list)
-    """Each result's ``graders`` column (JSON of its graders' outcomes), as ``outcomes``."""
 
 
 @dataclass(frozen=True)

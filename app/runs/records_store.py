@@ -84,14 +84,15 @@ class RecordsStore(StoreBase):
 
     async def pending_cases(self, run_id: str, *, after: int, limit: int) -> list[StoredCase]:
         """Cases still to run, in order, after position ``after`` (one query for a batch)."""
+        table = CASES
         query = (
-            select(CaseRow)
-            .where(CaseRow.run_id == run_id, CaseRow.pending.is_(True), CaseRow.seq > after)
-            .order_by(CaseRow.seq)
+            select(table)
+            .where(table.c.run_id == run_id, table.c.pending.is_(True), table.c.seq > after)
+            .order_by(table.c.seq)
             .limit(limit)
         )
         async with self._session() as session:
-            return [_stored_case(row) for row in (await session.scalars(query)).all()]
+            return [_stored_case(row) for row in (await session.execute(query)).all()]
 
     async def load_cases(self, keys: Sequence[tuple[str, int]]) -> list[StoredCase]:
         """The stored cases at these ``(run id, case number)`` positions (one query)."""
@@ -223,9 +224,10 @@ class RecordsStore(StoreBase):
             return [(seq, record) for seq, record in (await session.execute(query)).all()]
 
     async def result_facts(self, run_id: str) -> ResultFacts:
-        """Status and score of every stored result of a run, and its token totals."""
-        outcomes = select(ResultRow.status, ResultRow.score, ResultRow.graders).where(
-            ResultRow.run_id == run_id
+        """The distinct outcomes of a run's stored results, counted, and its token totals."""
+        columns = (ResultRow.status, ResultRow.score, ResultRow.graders)
+        outcomes = (
+            select(*columns, func.count()).where(ResultRow.run_id == run_id).group_by(*columns)
         )
         tokens = select(
             func.coalesce(func.sum(ResultRow.candidate_input_tokens), 0),
@@ -238,12 +240,11 @@ class RecordsStore(StoreBase):
             sums = (await session.execute(tokens)).one()
         candidate_in, candidate_out, judge_in, judge_out = (int(value) for value in sums)
         return ResultFacts(
-            outcomes=[(status, score) for status, score, _ in rows],
+            outcomes=[(status, score, graders, count) for status, score, graders, count in rows],
             candidate_input_tokens=candidate_in,
             candidate_output_tokens=candidate_out,
             judge_input_tokens=judge_in,
             judge_output_tokens=judge_out,
-            graders=[graders for _, _, graders in rows],
         )
 
     # Events -------------------------------------------------------------------------------
@@ -395,6 +396,6 @@ def _stored_case(row: Any) -> StoredCase:
         run_id=row.run_id,
         seq=row.seq,
         eval_id=row.eval_id,
-        definition=json.loads(row.definition),
+        definition=row.definition,
         candidate_answer=row.candidate_answer,
     )

@@ -8,9 +8,10 @@ and never formats a case again.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from app.evaluation.context import CaseContext, ResponseCache, TargetLookup
 from app.evaluation.openai_graders.runner import OPENAI_GRADERS
@@ -86,15 +87,19 @@ def case_definition(formatted: FormattedCase) -> dict[str, Any]:
     return formatted.model_dump(mode="json", by_alias=True)
 
 
-def stored_case(definition: dict[str, Any], run: PreparedRun) -> FormattedCase:
-    """The case a row holds, with its prompt.
+def stored_case(definition: str, run: PreparedRun) -> FormattedCase:
+    """The case a row holds (its JSON), with its prompt.
 
     Rows written before prompts were stored hold the bare case: it is formatted from the
     run's stored files, as it would have been when the run was submitted.
     """
-    if "prompt" in definition:
-        return FormattedCase.model_validate(definition)
-    case = EvalCase.model_validate(definition)
+    try:
+        return FormattedCase.model_validate_json(definition)
+    except ValidationError:
+        bare = json.loads(definition)
+        if "prompt" in bare:
+            raise
+    case = EvalCase.model_validate(bare)
     prompt = format_prompt(case.input_messages, run.files, format_options(run.plan))
     return FormattedCase(case=case, prompt=prompt)
 

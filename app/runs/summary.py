@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+import orjson
+
 from app.evaluation.records import ResultRecord, RoleUsage, TokenUsage
 from app.evaluation.summary import GraderFact, RunSummary, SummaryBuilder, grader_facts
 from app.evaluators.results import CaseStatus
@@ -18,7 +20,7 @@ from app.runs.models import ResultFacts
 
 def graders_column(record: ResultRecord) -> str:
     """The ``results.graders`` column of a record: its graders' outcomes as compact JSON."""
-    return json.dumps(grader_facts(record), separators=(",", ":"), ensure_ascii=False)
+    return orjson.dumps(grader_facts(record)).decode()
 
 
 def _read_graders(column: str | None) -> list[GraderFact]:
@@ -30,9 +32,8 @@ def _read_graders(column: str | None) -> list[GraderFact]:
 def summarize_results(facts: ResultFacts) -> RunSummary:
     """The summary of a run's stored results."""
     builder = SummaryBuilder()
-    graders = facts.graders or [None] * len(facts.outcomes)
-    for (status, score), column in zip(facts.outcomes, graders, strict=True):
-        builder.count(cast(CaseStatus, status), score, _read_graders(column))
+    for status, score, column, times in facts.outcomes:
+        builder.count(cast(CaseStatus, status), score, _read_graders(column), times=times)
     summary = builder.summary()
     summary.usage = RoleUsage(
         candidate=TokenUsage(

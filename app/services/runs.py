@@ -232,7 +232,7 @@ class RunService:
             run_id=run_id,
             seq=seq,
             total=run.total,
-            definition=stored.definition,
+            definition=json.loads(stored.definition),
             record=json.loads(record) if record is not None else None,
             previous=seq - 1 if seq > 0 else None,
             next=seq + 1 if seq + 1 < run.total else None,

@@ -34,7 +34,7 @@ async def test_create_run_stores_a_queued_run_with_its_cases(store: RunStore) ->
     assert await store.pending_case_seqs(run.id, after=-1, limit=10) == [0, 1, 2]
     case = await store.load_case(run.id, 1)
     assert case.eval_id == "case-1"
-    assert case.definition["case"]["id"] == "case-1"
+    assert json.loads(case.definition)["case"]["id"] == "case-1"
     assert await store.load_spec(run.id) == {
         "suite": {"dataset": "demo"},
         "files": {},
@@ -191,9 +191,17 @@ async def test_result_facts_carry_status_score_and_tokens(store: RunStore) -> No
     await store.record_result(run.id, 0, make_record("case-0", score=0.5, status="failed"))
     await store.record_result(run.id, 1, make_record("case-1", score=None, status="error"))
     facts = await store.result_facts(run.id)
-    assert sorted(facts.outcomes, key=str) == [("error", None), ("failed", 0.5)]
+    assert sorted(facts.outcomes, key=str) == [("error", None, "[]", 1), ("failed", 0.5, "[]", 1)]
     assert (facts.candidate_input_tokens, facts.candidate_output_tokens) == (20, 10)
     assert (facts.judge_input_tokens, facts.judge_output_tokens) == (40, 6)
+
+
+async def test_result_facts_count_results_that_share_an_outcome(store: RunStore) -> None:
+    run, _ = await store.create_run(make_new_run(), make_cases(3))
+    for seq in range(3):
+        await store.record_result(run.id, seq, make_record(f"case-{seq}", score=1.0))
+    facts = await store.result_facts(run.id)
+    assert facts.outcomes == [("passed", 1.0, "[]", 3)]
 
 
 async def test_response_cache_returns_a_stored_reply_marked_as_a_hit(store: RunStore) -> None:
