@@ -30,6 +30,8 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
+from app.suites.model import MAX_CASE_ID_LENGTH
+
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_name)s",
@@ -125,7 +127,7 @@ class CaseRow(Base):
 
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
-    eval_id: Mapped[str] = mapped_column(SafeString(500))
+    eval_id: Mapped[str] = mapped_column(SafeString(MAX_CASE_ID_LENGTH))
     definition: Mapped[str] = mapped_column(Text, doc="JSON of the EvalCase.")
     candidate_answer: Mapped[str | None] = mapped_column(SafeText, nullable=True)
     pending: Mapped[bool] = mapped_column(Boolean, default=True)
@@ -141,7 +143,7 @@ class ResultRow(Base):
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     case_seq: Mapped[int] = mapped_column(Integer)
-    eval_id: Mapped[str] = mapped_column(SafeString(500))
+    eval_id: Mapped[str] = mapped_column(SafeString(MAX_CASE_ID_LENGTH))
     status: Mapped[str] = mapped_column(String(16))
     score: Mapped[float | None] = mapped_column(Float, nullable=True)
     candidate_input_tokens: Mapped[int] = mapped_column(Integer, default=0)

@@ -13,13 +13,14 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.evaluation.openai_graders.models import Grader, GraderMessage
+from app.schemas.request_text import TextRequest
 
 Metadata = dict[str, str]
 Order = Literal["asc", "desc"]
 ItemT = TypeVar("ItemT")
 
 
-class _Request(BaseModel):
+class _Request(TextRequest):
     model_config = ConfigDict(extra="forbid")
 
 

@@ -22,7 +22,7 @@ from app.suites.dialects import as_suite, detect_dialect, read_document
 from app.suites.document import SuiteDocument, parse_suite_text
 from app.suites.files import FileSource, LoadedFiles
 from app.suites.findings import Findings
-from app.suites.model import EvalCase, EvalSuite, FormattedCase
+from app.suites.model import MAX_CASE_ID_LENGTH, EvalCase, EvalSuite, FormattedCase
 from app.suites.parsing import MAX_DEPTH
 from app.suites.reading import CaseOrigin, Dialect, References, add_reference
 from app.suites.references import fill_from_files, role_marker_warnings
@@ -131,6 +131,8 @@ async def read_suite(
     sources = await load_sources(data, file_source, findings, source_name=document.source_name)
     check = read_document(data, sources, findings)
     report.origins = check.origins
+    if check.suite is not None:
+        _check_case_ids(check.suite, check.origins, findings)
     if check.suite is None or findings.errors:
         return report
     policy = CodePolicy(enabled=code_graders, folder=file_source.suite_folder)
@@ -155,6 +157,21 @@ async def read_suite(
     if not report.errors:
         report.suite = filled.model_copy(update={"source_dir": source_dir})
     return report
+
+
+def _check_case_ids(
+    suite: EvalSuite, origins: Mapping[str, CaseOrigin], findings: Findings
+) -> None:
+    """Refuse case ids longer than the runs database stores (each named, with its start)."""
+    for case in suite.cases:
+        if len(case.id) > MAX_CASE_ID_LENGTH:
+            origin = origins.get(case.id)
+            path = (*origin.path, "id") if origin is not None else ("id",)
+            findings.error(
+                path,
+                f"case id {case.id[:40]!r}... is {len(case.id)} characters long; "
+                f"at most {MAX_CASE_ID_LENGTH}",
+            )
 
 
 def format_cases(report: SuiteReport, options: FormatOptions) -> tuple[FormattedCase, ...]:

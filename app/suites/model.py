@@ -16,6 +16,8 @@ from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import DEFAULT_GUIDELINE_PATTERNS, FormattedPrompt, Message
 
 TrialStrategy = Literal["pass_any", "pass_all", "mean"]
+MAX_CASE_ID_LENGTH = 500
+"""Longest case id a suite may give (the runs database stores ids up to this length)."""
 
 
 class Trials(BaseModel):

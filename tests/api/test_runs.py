@@ -319,6 +319,21 @@ async def test_regrade_grades_stored_answers_without_calling_the_candidate(
         ]
 
 
+async def test_a_regrade_body_with_a_lone_surrogate_is_a_422_naming_it(
+    client: httpx.AsyncClient,
+) -> None:
+    run_id = (await client.post("/runs", json={"suite": suite_with(2)})).json()["id"]
+    await wait_for_run(client, run_id)
+    body = '{"evaluators": [{"name": "bad\\ud800", "type": "contains", "value": "x"}]}'
+    response = await client.post(
+        f"/runs/{run_id}/regrade", content=body, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 422
+    assert "evaluators[0].name" in response.text
+    assert "lone surrogate" in response.text
+    assert len((await client.get("/runs")).json()["runs"]) == 1
+
+
 async def test_a_finished_run_can_be_deleted(client: httpx.AsyncClient) -> None:
     run_id = (await client.post("/runs", json={"suite": suite_with(2)})).json()["id"]
     await wait_for_run(client, run_id)

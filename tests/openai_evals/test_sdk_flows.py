@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 import yaml
@@ -323,3 +324,12 @@ def test_errors_are_the_sdks_own_classes(client: OpenAI) -> None:
             ],
         )
     assert "EVAL_CODE_GRADERS" in python_off.value.message
+    # The SDK cannot even encode a lone surrogate; a hand-written JSON escape can spell one.
+    not_text = httpx.post(
+        f"{client.base_url}evals/{ev.id}",
+        content=b'{"name": "bad\\ud800"}',
+        headers={"authorization": f"Bearer {client.api_key}", "content-type": "application/json"},
+    )
+    assert not_text.status_code == 400
+    assert "name" in not_text.json()["error"]["message"]
+    assert "lone surrogate" in not_text.json()["error"]["message"]

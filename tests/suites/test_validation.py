@@ -118,6 +118,18 @@ async def test_duplicate_case_ids_are_errors_naming_the_first_use() -> None:
     assert report.errors[0].line == 4
 
 
+async def test_a_case_id_longer_than_the_database_stores_is_an_error_at_the_id() -> None:
+    long_id = "x" * 501
+    report = await check(
+        {"evalcases": [{"id": "ok", "outcome": "x", "input": "Hi"},
+                       {"id": long_id, "outcome": "x", "input": "Hi"}]}
+    )  # fmt: skip
+    errors = errors_by_path(report)
+    assert list(errors) == ["evalcases[1].id"]
+    assert errors["evalcases[1].id"].startswith(f"case id {'x' * 40!r}... is 501 characters")
+    assert (await check({"evalcases": [{"id": "y" * 500, "outcome": "x", "input": "Hi"}]})).valid
+
+
 async def test_unknown_role_is_an_error_at_the_role() -> None:
     report = await check(
         """\
