@@ -30,6 +30,7 @@ from app.providers.schema_instance import instance_from_schema
 from app.settings.targets import MockTarget
 
 _SECTION = re.compile(r"\[\[ ## ([A-Za-z_]+) ## \]\]")
+_SECTION_START = "[[ ## "
 _WORD = re.compile(r"[a-z0-9]+")
 _STOPWORDS = frozenset(
     {
@@ -44,7 +45,12 @@ MOCK_MODEL = "mock"
 def prompt_sections(text: str) -> dict[str, str]:
     """The ``[[ ## name ## ]]`` sections of a judge prompt, by name."""
     sections: dict[str, str] = {}
-    matches = list(_SECTION.finditer(text))
+    matches = []
+    start = text.find(_SECTION_START)  # str.find, then one match per marker: far cheaper
+    while start != -1:  # than a regex scan of the whole prompt
+        if match := _SECTION.match(text, start):
+            matches.append(match)
+        start = text.find(_SECTION_START, start + 1)
     for index, match in enumerate(matches):
         end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
         sections[match.group(1)] = text[match.end() : end].strip()
