@@ -12,10 +12,11 @@ searches the pattern anywhere; ``word_count`` counts whitespace-separated words 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+
+import regex
 
 from app.errors import EvaluatorConfigError
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome
@@ -97,22 +98,35 @@ def check_ends_with(config: EvaluatorConfig, answer: str) -> CheckOutcome:
     return CheckOutcome(False, f"answer does not end with {value!r}")
 
 
+REGEX_TIMEOUT_SECONDS = 1.0
+"""Longest a ``regex`` grader may search one answer: a pattern that backtracks without end
+(``(a|aa)+$``) would otherwise hold the event loop, and every other case, for good."""
+
+
 @lru_cache(maxsize=256)
-def _compile(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def _compile(pattern: str) -> regex.Pattern[str]:
+    return regex.compile(pattern)
 
 
 def check_regex(config: EvaluatorConfig, answer: str) -> CheckOutcome:
-    """The ``value`` pattern matches somewhere in the answer."""
+    """The ``value`` pattern matches somewhere in the answer (searched within a time limit)."""
     if not isinstance(config.value, str):
         raise EvaluatorConfigError(f"evaluator {config.name!r} (regex): 'value' must be a pattern")
     try:
         pattern = _compile(config.value)
-    except re.error as exc:
+    except regex.error as exc:
         raise EvaluatorConfigError(
             f"evaluator {config.name!r} (regex): invalid pattern: {exc}"
         ) from exc
-    if pattern.search(answer):
+    try:
+        found = pattern.search(answer, timeout=REGEX_TIMEOUT_SECONDS)
+    except TimeoutError:
+        raise EvaluatorConfigError(
+            f"evaluator {config.name!r} (regex): /{config.value}/ took more than "
+            f"{REGEX_TIMEOUT_SECONDS:g}s on this answer ({len(answer)} characters) and was "
+            "stopped; the pattern backtracks without end, rewrite it"
+        ) from None
+    if found:
         return CheckOutcome(True, f"answer matches /{config.value}/")
     return CheckOutcome(False, f"answer does not match /{config.value}/")
 

@@ -8,12 +8,14 @@ registry, exactly as a run does.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from app.evaluators.base import CandidateRun, EvaluationContext
+from app.evaluators.deterministic import REGEX_TIMEOUT_SECONDS
 from app.evaluators.registry import EVALUATORS
 from app.evaluators.results import EvaluatorResult
 from app.providers.base import ToolCall
@@ -337,6 +339,15 @@ async def test_each_grader_type_passes_and_fails(
     assert good.score > bad.score
     assert bad.reasoning
     assert (good.weight, good.type) == (1.0, good.type)
+
+
+async def test_a_regex_that_backtracks_without_end_is_stopped_as_a_grader_error() -> None:
+    started = time.perf_counter()
+    result, _ = await grade({"type": "regex", "value": "(a|aa)+$"}, Answer("a" * 80 + "b"))
+    assert time.perf_counter() - started < REGEX_TIMEOUT_SECONDS + 2
+    assert result.status == "error"
+    assert "took more than 1s" in (result.reasoning or "")
+    assert "/(a|aa)+$/" in (result.reasoning or "")
 
 
 async def test_rubrics_are_judged_with_their_weights_and_required_items() -> None:
