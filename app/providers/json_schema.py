@@ -66,7 +66,7 @@ def resolve_refs(schema: JsonSchema) -> JsonSchema:
 def memoised(convert: Callable[[JsonSchema], T]) -> Callable[[JsonSchema], T]:
     """Convert each distinct schema once: a run sends the same judge schema on every call.
 
-    The converted schema is shared between calls; request bodies only read it.
+    The result is shared between calls: its users read it and never change it.
     """
     cache: dict[bytes, T] = {}
 
