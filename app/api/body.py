@@ -33,6 +33,17 @@ def media_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
 
+async def text_json_body(request: Request) -> None:
+    r"""Refuse a JSON body FastAPI parses itself when it spells a lone surrogate (``"\ud800"``).
+
+    FastAPI's parser takes the escape; the service's own reader refuses it, naming the field
+    and the value (400), and so does this dependency for the routes that declare it.
+    """
+    raw = await request.body()
+    if raw and media_type(request) in JSON_MEDIA_TYPES | {""}:
+        parse_json(raw)
+
+
 def validate_document(model: type[ModelT], document: Any) -> ModelT:
     """Validate a parsed document into ``model``, naming every bad field."""
     if not isinstance(document, dict):

@@ -10,7 +10,7 @@ from fastapi.responses import StreamingResponse
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from app.api.auth import CallerDep
-from app.api.body import DocumentBody
+from app.api.body import DocumentBody, text_json_body
 from app.api.dependencies import ServicesDep, SettingsDep
 from app.api.evaluate import SUITE_QUERY_FIELDS
 from app.api.problems import problem_responses
@@ -217,7 +217,8 @@ async def retry_run(run_id: RunId, runs: RunsDep, caller: CallerDep) -> RunObjec
     operation_id="regrade_run",
     summary="Grade a finished run's answers again",
     status_code=202,
-    responses=problem_responses(404, 422, described={409: NOT_FINISHED}),
+    responses=problem_responses(400, 404, 422, described={409: NOT_FINISHED}),
+    dependencies=[Depends(text_json_body)],
 )
 async def regrade_run(
     run_id: RunId,

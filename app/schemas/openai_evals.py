@@ -13,14 +13,13 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.evaluation.openai_graders.models import Grader, GraderMessage
-from app.schemas.request_text import TextRequest
 
 Metadata = dict[str, str]
 Order = Literal["asc", "desc"]
 ItemT = TypeVar("ItemT")
 
 
-class _Request(TextRequest):
+class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 

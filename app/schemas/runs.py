@@ -10,7 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.evaluation.summary import RunSummary
 from app.evaluators.config import EvaluatorConfig
 from app.schemas.evaluate import EvaluateRequest
-from app.schemas.request_text import TextRequest
 from app.schemas.suite_examples import QUICK_SUITE
 
 RunStatusName = Literal["queued", "running", "completed", "cancelled", "failed"]
@@ -32,7 +31,7 @@ class RunRequest(EvaluateRequest):
     )
 
 
-class RegradeRequest(TextRequest):
+class RegradeRequest(BaseModel):
     """What to grade differently: new evaluators for every case and/or another judge."""
 
     model_config = ConfigDict(extra="forbid")

@@ -319,7 +319,7 @@ async def test_regrade_grades_stored_answers_without_calling_the_candidate(
         ]
 
 
-async def test_a_regrade_body_with_a_lone_surrogate_is_a_422_naming_it(
+async def test_a_regrade_body_with_a_lone_surrogate_is_refused_naming_field_and_value(
     client: httpx.AsyncClient,
 ) -> None:
     run_id = (await client.post("/runs", json={"suite": suite_with(2)})).json()["id"]
@@ -328,9 +328,10 @@ async def test_a_regrade_body_with_a_lone_surrogate_is_a_422_naming_it(
     response = await client.post(
         f"/runs/{run_id}/regrade", content=body, headers={"content-type": "application/json"}
     )
-    assert response.status_code == 422
-    assert "evaluators[0].name" in response.text
-    assert "lone surrogate" in response.text
+    assert response.status_code == 400, response.text
+    problem = response.json()
+    assert problem["errors"][0]["path"] == "evaluators[0].name"
+    assert '"bad\\ud800" holds a lone surrogate' in problem["detail"]
     assert len((await client.get("/runs")).json()["runs"]) == 1
 
 

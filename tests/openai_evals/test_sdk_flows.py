@@ -331,5 +331,6 @@ def test_errors_are_the_sdks_own_classes(client: OpenAI) -> None:
         headers={"authorization": f"Bearer {client.api_key}", "content-type": "application/json"},
     )
     assert not_text.status_code == 400
-    assert "name" in not_text.json()["error"]["message"]
-    assert "lone surrogate" in not_text.json()["error"]["message"]
+    error = not_text.json()["error"]
+    assert error["param"] == "name"
+    assert "unicode string" in error["message"]
