@@ -45,7 +45,9 @@ TARGETS = [
     {"name": "regressed", "provider": "mock", "answers": answers(REGRESSED)},
     {"name": "noise", "provider": "mock", "answers": answers(NOISE)},
     {"name": "slow", "provider": "mock", "answers": answers(BASE), "latency_ms": 250},
+    {"name": "steady", "provider": "mock", "response": "Answer: w", "latency_ms": 50},
 ]
+STEADY_CASES = 80
 
 
 def suite() -> dict[str, Any]:
@@ -200,6 +202,39 @@ def test_a_running_runs_table_grows_without_a_reload(
 
     assert 0 < seen_while_running < CASES
     assert page.evaluate("window.notReloaded") is True
+
+
+def test_a_run_streaming_events_without_a_pause_updates_its_table_while_running(
+    serve_offline: ServeOffline, browser_page: BrowserPage
+) -> None:
+    # A case finishes every ~50 ms: a refresh that waited for a pause in the events would
+    # show nothing new until the run had ended.
+    url = serve_offline(service_env())
+    page = browser_page.page
+    page.goto(f"{url}/ui")
+    cases = [
+        {"id": f"s{index}", "expected_outcome": "w", "input_messages": [{"role": "user",
+         "content": f"Question {index}?"}]}
+        for index in range(STEADY_CASES)
+    ]  # fmt: skip
+    body = {"suite": {"dataset": "steady", "evalcases": cases}, "target": "steady",
+            "judge_target": "base", "max_concurrency": 1}  # fmt: skip
+    run_id = call(page, "POST", "/runs", body)["id"]
+
+    page.goto(f"{url}/ui/runs/{run_id}")
+    page.locator("#run").wait_for(timeout=TIMEOUT_MS)
+    shown_first = page.locator("#cases tbody tr").count()
+    page.wait_for_function(
+        "(shown) => document.querySelectorAll('#cases tbody tr').length > shown",
+        arg=shown_first,
+        timeout=TIMEOUT_MS,
+    )
+    status_when_grown = page.locator("#run").get_attribute("data-status")
+    grown_to = page.locator("#cases tbody tr").count()
+    page.locator("#run[data-status=completed]").wait_for(timeout=TIMEOUT_MS)
+
+    assert status_when_grown == "running"
+    assert shown_first < grown_to < STEADY_CASES
 
 
 def test_comparison_lists_the_regression_first_and_tells_change_from_noise(

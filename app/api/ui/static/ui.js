@@ -77,9 +77,18 @@
     wire();
   }
 
-  function scheduleRefresh(delay = 250) {
-    clearTimeout(state.refresh);
-    state.refresh = setTimeout(load, delay);
+  // At most one refresh pending (a throttle, not a debounce: a run whose events never pause
+  // still shows its progress). The pause grows with the table, so a run of thousands of
+  // cases is re-fetched every few seconds rather than on every event.
+  function scheduleRefresh(delay) {
+    if (delay === 0) clearTimeout(state.refresh);  // after a button: now
+    else if (state.refresh !== null) return;
+    const rows = main.querySelectorAll("tbody tr").length;
+    const wait = delay ?? Math.min(5000, 250 + rows);
+    state.refresh = setTimeout(() => {
+      state.refresh = null;
+      load();
+    }, wait);
   }
 
   function rowsOf(table) {
