@@ -46,8 +46,8 @@ def prompt_sections(text: str) -> dict[str, str]:
     """The ``[[ ## name ## ]]`` sections of a judge prompt, by name."""
     sections: dict[str, str] = {}
     matches = []
-    start = text.find(_SECTION_START)  # str.find, then one match per marker: far cheaper
-    while start != -1:  # than a regex scan of the whole prompt
+    start = text.find(_SECTION_START)  # str.find, then one match per marker (about a
+    while start != -1:  # fifth cheaper than scanning the whole prompt with the pattern)
         if match := _SECTION.match(text, start):
             matches.append(match)
         start = text.find(_SECTION_START, start + 1)
