@@ -29,6 +29,7 @@ from app.observability.logging import bind_log_context
 from app.providers.base import CallRole, ProviderRequest, ProviderResponse
 from app.providers.errors import ProviderError
 from app.suites.model import EvalCase, FormattedCase
+from app.time_limits import time_limit
 
 logger = logging.getLogger("app.evaluation")
 
@@ -134,7 +135,7 @@ async def _guarded(
 ) -> ResultRecord:
     """The case run under its time limit; every failure of it becomes its record."""
     case, plan = state.case, state.plan
-    deadline = asyncio.timeout(plan.case_timeout_seconds)
+    deadline = time_limit(plan.case_timeout_seconds)
     try:
         async with deadline:
             return await _run_case(state, formatted.prompt, context, candidate_answer, registry)

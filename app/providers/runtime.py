@@ -39,6 +39,7 @@ from app.providers.retry import RetryPolicy, Sleep, call_with_retries
 from app.providers.structured import Negotiation, StructuredOutputState, is_refusal
 from app.settings import Settings
 from app.settings.targets import CliTarget, StructuredForm, TargetConfig
+from app.time_limits import time_limit
 
 CLI_TIMEOUT_GRACE_SECONDS = 5.0
 logger = logging.getLogger("app.providers")
@@ -168,7 +169,7 @@ class TargetRuntime:
         log = CallLog()
         deadline = self.policies[request.role].deadline_seconds
         try:
-            async with asyncio.timeout(deadline):
+            async with time_limit(deadline):
                 reply = await self._negotiated(self._for_role(request), log)
                 return log.succeeded(self._without_secrets(reply))
         except TimeoutError:
@@ -272,7 +273,7 @@ class TargetRuntime:
         timeout = self.policies[request.role].attempt_timeout_seconds
         async with limiter.slot():
             try:
-                async with asyncio.timeout(timeout):
+                async with time_limit(timeout):
                     response = await self.adapter.complete(request)
             except TimeoutError:
                 raise ProviderTimeout(
