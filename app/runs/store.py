@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, insert, literal, or_, select, true, update
+from sqlalchemy import Table, delete, func, insert, literal, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -32,6 +32,8 @@ from app.runs.store_base import aware, decode_cursor, encode_cursor, utc_now
 from app.runs.tables import CaseRow, EventRow, IdempotencyKeyRow, ResultRow, RunRow
 
 CASE_INSERT_BATCH = 500
+_INSERT_CASES = insert(cast(Table, CaseRow.__table__))
+"""Cases are inserted through the table (Core), not the ORM's bulk path: a third of the cost."""
 
 
 def _run_info(row: RunRow) -> RunInfo:
@@ -140,10 +142,10 @@ class RunStore(RecordsStore):
             )
             total += 1
             if len(batch) >= CASE_INSERT_BATCH:
-                await session.execute(insert(CaseRow), batch)
+                await session.execute(_INSERT_CASES, batch)
                 batch = []
         if batch:
-            await session.execute(insert(CaseRow), batch)
+            await session.execute(_INSERT_CASES, batch)
         await session.execute(update(RunRow).where(RunRow.id == run.id).values(total=total))
         if self.job_queue:
             await enqueue_cases(session, run.id, range(total))
