@@ -2,15 +2,16 @@
 
 A case runs under up to five nested time limits (its own, and per provider call a deadline
 and an attempt limit). ``asyncio.timeout`` arms a loop timer on entry and cancels it on exit;
-on a durable run of the mock target those timers cost a quarter of the CPU of a case
-(``bench/runs_bench.py``), though almost none of them ever fires.
+on the mock target those timers cost about a tenth of ``evaluate_case``'s CPU, though
+almost none of them ever fires (docs/design.md has the figures).
 
 Here the limits of one loop wait in one heap, and one loop timer is armed for the earliest of
 them. Entering a limit pushes it on the heap (re-arming the timer only when it ends before the
 armed one); leaving a limit only marks it. The heap is pruned of left limits when they
 outnumber the live ones. A limit that fires cancels its task and, as with ``asyncio.timeout``,
 the ``CancelledError`` leaving its block becomes ``TimeoutError``; a cancellation from
-elsewhere passes through unchanged.
+elsewhere passes through unchanged. A loop's timer holds the loop and its handle weakly and a
+left limit lets go of its task, so a closed loop is freed with its timer.
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ class TimeLimit:
     async def __aenter__(self) -> TimeLimit:
         task = asyncio.current_task()
         if task is None:
-            raise RuntimeError("time_limit() is used inside a task")
-        if self._task is not None:
+            raise RuntimeError("time_limit() is entered inside a task")
+        if self._task is not None or self._state != _WAITING:
             raise RuntimeError("a time limit is entered once")
         self._task = task
         self._cancelling = task.cancelling()
@@ -63,6 +64,7 @@ class TimeLimit:
     ) -> None:
         if self._state != _FIRED:
             self._state = _LEFT
+            self._task = None  # a left entry may wait on the heap: it holds no task
             return
         assert self._task is not None
         if self._task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
@@ -89,10 +91,11 @@ class _SharedTimer:
     """One loop's waiting limits, earliest first, and the one loop timer armed for them."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+        # Weak: the registry's key is the loop, which a strong reference would keep alive.
+        self._loop = weakref.ref(loop)
         self._heap: list[tuple[float, int, TimeLimit]] = []
         self._order = itertools.count()
-        self._handle: asyncio.TimerHandle | None = None
+        self._handle: weakref.ref[asyncio.TimerHandle] | None = None
         self._armed_for = float("inf")
         self._prune_at = _PRUNE_SLACK
 
@@ -113,16 +116,21 @@ class _SharedTimer:
         self._prune_at = 2 * len(live) + _PRUNE_SLACK
 
     def _arm(self, when: float) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
+        armed = self._handle() if self._handle is not None else None
+        if armed is not None:
+            armed.cancel()
+        loop = self._loop()
+        assert loop is not None  # a limit is entered on a running loop
         self._armed_for = when
-        self._handle = self._loop.call_at(when, self._expire)
+        self._handle = weakref.ref(loop.call_at(when, self._expire))
 
     def _expire(self) -> None:
         self._handle = None
         self._armed_for = float("inf")
         heap = self._heap
-        now = self._loop.time()
+        loop = self._loop()
+        assert loop is not None  # the loop runs this
+        now = loop.time()
         while heap:
             when, _, limit = heap[0]
             if limit._state != _WAITING:

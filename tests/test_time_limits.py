@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -201,3 +203,22 @@ def test_another_error_leaving_a_fired_limit_passes_through(run: Any) -> None:
         return limit.expired()
 
     assert run(scenario())
+
+
+@pytest.mark.parametrize("kind", sorted(LOOPS))
+def test_a_closed_loop_is_freed_with_its_timer(kind: str) -> None:
+    async def scenario() -> None:
+        with pytest.raises(TimeoutError):
+            async with time_limit(0.01):
+                await asyncio.sleep(1)
+        async with time_limit(600):  # a left limit that stays on the heap, its timer armed
+            await asyncio.sleep(0)
+
+    factory = LOOPS[kind] or asyncio.new_event_loop
+    loop = factory()
+    loop.run_until_complete(scenario())
+    loop.close()
+    freed = weakref.ref(loop)
+    del loop
+    gc.collect()
+    assert freed() is None
