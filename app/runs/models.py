@@ -56,7 +56,8 @@ class NewCase:
     """One case to store with a new run."""
 
     eval_id: str
-    definition: dict[str, Any]
+    definition: str
+    """The case and its formatted prompt as JSON (``app.runs.spec.case_definition``)."""
     candidate_answer: str | None = None
 
 

@@ -82,9 +82,13 @@ def build_run_spec(run: PreparedRun) -> RunSpec:
     )
 
 
-def case_definition(formatted: FormattedCase) -> dict[str, Any]:
-    """A case and its formatted prompt, as stored in the case's row."""
-    return formatted.model_dump(mode="json", by_alias=True)
+def case_definition(formatted: FormattedCase) -> str:
+    """A case and its formatted prompt, as the JSON text stored in the case's row.
+
+    Serialised by pydantic in one step: dumping to a dict and then to text cost about seven
+    times as much, and a run's clock runs while its cases are stored.
+    """
+    return formatted.model_dump_json(by_alias=True)
 
 
 def stored_case(definition: str, run: PreparedRun) -> FormattedCase:

@@ -135,7 +135,7 @@ class RunStore(RecordsStore):
                     "run_id": run.id,
                     "seq": total,
                     "eval_id": case.eval_id,
-                    "definition": json.dumps(case.definition, ensure_ascii=False),
+                    "definition": case.definition,
                     "candidate_answer": case.candidate_answer,
                     "pending": True,
                 }

@@ -25,7 +25,7 @@ def make_new_run(run_id: str | None = None, **changes: Any) -> NewRun:
     return NewRun(**values)
 
 
-def make_definition(case_id: str) -> dict[str, Any]:
+def make_definition(case_id: str) -> str:
     """A stored case: the case and the prompt it was formatted into when the run was made."""
     message = Message(role="user", content=f"Question {case_id}?")
     case = EvalCase(id=case_id, expected_outcome="ok", input_messages=(message,))
