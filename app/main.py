@@ -23,6 +23,7 @@ from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers
 from app.api.request_context import install_observability
 from app.api.ui.routes import install_ui
+from app.heap import freeze_startup_heap
 from app.services.container import build_services
 from app.settings import Settings, load_settings, with_targets_file
 
@@ -52,6 +53,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = await build_services(settings, metrics, transport=transport)
         app.state.services = services
+        freeze_startup_heap()
         try:
             yield
         finally:

@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from app.heap import freeze_startup_heap
 from app.observability.logging import configure_logging
 from app.observability.metrics import Metrics
 from app.services.container import build_services
@@ -60,6 +61,7 @@ async def run_worker(settings: Settings, metrics_port: int | None = None) -> Non
     """Run cases of the queue until SIGTERM or SIGINT, then stop gracefully."""
     metrics = Metrics()
     services = await build_services(settings, metrics, execute_cases=True)
+    freeze_startup_heap()
     server = await serve_metrics(metrics, metrics_port) if metrics_port is not None else None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

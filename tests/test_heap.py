@@ -1,0 +1,40 @@
+"""The start-up heap is frozen once per process, when the service has started."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+from asgi_lifespan import LifespanManager
+
+from app import heap
+from app.main import create_app
+from app.settings import Settings
+
+
+@pytest.fixture
+def freezes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Calls of ``gc.freeze`` from here on, as the number of objects tracked at each one."""
+    calls: list[int] = []
+    monkeypatch.setattr(heap, "_frozen", False)
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append(len(gc.get_objects())))
+    return calls
+
+
+def test_the_heap_is_frozen_once_per_process(freezes: list[int]) -> None:
+    heap.freeze_startup_heap()
+    heap.freeze_startup_heap()
+    assert len(freezes) == 1
+
+
+async def test_the_service_freezes_its_heap_when_it_has_started(
+    freezes: list[int], tmp_path: Path
+) -> None:
+    app = create_app(Settings(data_dir=tmp_path))
+    assert freezes == []
+    async with LifespanManager(app):
+        assert len(freezes) == 1
+    second = create_app(Settings(data_dir=tmp_path / "again"))
+    async with LifespanManager(second):
+        assert len(freezes) == 1  # a second app in the same process freezes nothing more
