@@ -145,7 +145,8 @@ def main() -> None:
         folder = Path(name)
         print(f"{args.cases} multi-turn cases, candidate + judge, {LATENCY_MS:g} ms per call")
         for rate in args.calls_per_second:
-            concurrency = rate * int(LATENCY_MS) // 2000
+            # C cases in flight make C calls at a time, each LATENCY_MS long: C / L calls/s.
+            concurrency = rate * int(LATENCY_MS) // 1000
             ideal = math.ceil(args.cases / concurrency) * 2 * LATENCY_MS / 1000
             for count in args.workers:
                 seconds, run, _ = measure(
@@ -154,7 +155,7 @@ def main() -> None:
                 print(f"{rate:4} calls/s  {count} worker(s)  wall {seconds:7.2f} s  ideal "
                       f"{ideal:6.2f} s  ratio {seconds / ideal:5.2f}  "
                       f"done {run['progress']['done']}/{args.cases}")  # fmt: skip
-        concurrency = max(args.calls_per_second) * int(LATENCY_MS) // 2000
+        concurrency = max(args.calls_per_second) * int(LATENCY_MS) // 1000
         count = max(args.workers)
         seconds, run, rss = measure(
             args.database_url, folder, fake_url, count, args.rss_cases, concurrency
