@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from app.runs.fleet import FleetRuns
-from app.runs.fleet_limits import FleetLimits
+from app.runs.fleet_limits import IDLE_SECONDS, FleetLimits
 from app.runs.jobs import asyncpg_dsn
 from app.runs.store import RunStore
 from app.runs.worker import CaseWorker
@@ -93,6 +93,28 @@ async def test_a_limit_holds_across_holders_and_a_429_halves_it_for_all(
     await asyncio.sleep(0.1)
     async with limiters[1].slot():
         assert await second.try_acquire("target:t:candidate", 3) == []  # limit is now 1
+
+
+async def test_a_process_reuses_a_slot_it_freed_and_gives_it_back_when_idle(
+    two_holders: tuple[FleetLimits, FleetLimits], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = two_holders
+    asked: list[int] = []
+    try_acquire = first.try_acquire
+
+    async def counted(key: str, max_limit: int, count: int = 1) -> list[int]:
+        asked.append(count)
+        return await try_acquire(key, max_limit, count)
+
+    monkeypatch.setattr(first, "try_acquire", counted)
+    limiter = first.limiter("target:t:judge", 1)
+    for _ in range(20):
+        async with limiter.slot():
+            await asyncio.sleep(0)
+    assert asked == [1]  # one slot taken from the database for twenty calls in a row
+    assert await second.try_acquire("target:t:judge", 1) == []  # still this process's
+    await asyncio.sleep(IDLE_SECONDS + 0.15)
+    assert await second.try_acquire("target:t:judge", 1) == [0]  # given back once idle
 
 
 async def test_the_slots_of_a_holder_that_died_come_back_after_its_ttl(
