@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, nullcontext
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
 from typing import Any, Protocol
 
 from app.errors import RunNotFound
@@ -181,23 +181,38 @@ class InProcessExecutor:
         finally:
             self._prepared.pop(run_id, None)
 
-    async def _pending(self, run_id: str) -> AsyncIterator[StoredCase]:
-        after = -1
-        while True:
-            if await self._store.cancel_requested(run_id):
-                return
-            cases = await self._store.pending_cases(run_id, after=after, limit=PENDING_BATCH)
-            for case in cases:
-                yield case
-            if len(cases) < PENDING_BATCH:
-                return
-            after = cases[-1].seq
+    async def _pending(self, run_id: str) -> AsyncGenerator[StoredCase, None]:
+        """The run's pending cases, in order, until a cancel is requested.
+
+        The next batch is read while this one is handed out: a read waits for the busy loop
+        at each of its round trips to the database thread, and workers must not wait for it.
+        """
+        upcoming = asyncio.ensure_future(self._pending_batch(run_id, after=-1))
+        try:
+            while (cases := await upcoming) is not None:
+                if len(cases) == PENDING_BATCH:
+                    upcoming = asyncio.ensure_future(
+                        self._pending_batch(run_id, after=cases[-1].seq)
+                    )
+                for case in cases:
+                    yield case
+                if len(cases) < PENDING_BATCH:
+                    return
+        finally:  # a read under way ends on its own (it holds a database connection)
+            await asyncio.gather(upcoming, return_exceptions=True)
+
+    async def _pending_batch(self, run_id: str, *, after: int) -> list[StoredCase] | None:
+        """The next pending cases after position ``after``; None once a cancel is requested."""
+        if await self._store.cancel_requested(run_id):
+            return None
+        return await self._store.pending_cases(run_id, after=after, limit=PENDING_BATCH)
 
     async def _feed(
         self, run_id: str, queue: asyncio.Queue[StoredCase | None], workers: int
     ) -> None:
-        async for case in self._pending(run_id):
-            await queue.put(case)
+        async with aclosing(self._pending(run_id)) as cases:
+            async for case in cases:
+                await queue.put(case)
         for _ in range(workers):
             await queue.put(None)
 

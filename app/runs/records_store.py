@@ -28,7 +28,10 @@ from app.runs.summary import graders_column
 from app.runs.tables import CachedResponseRow, CaseRow, EventRow, ResultRow, RunRow
 
 logger = logging.getLogger("app.runs.store")
-RESULT_BATCH = 100
+RESULT_BATCH = 500
+"""Records committed in one transaction at most. A commit's time is mostly its round trips
+to the database thread, each of which waits for the busy event loop, so it hardly grows with
+the batch: batches must be large for the writer to keep pace with the cases."""
 RESULT_BACKLOG = 2 * RESULT_BATCH
 """Records handed over and not yet committed beyond which ``hand_over_result`` waits."""
 CASES, RESULTS, EVENTS, RUNS = (

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from pathlib import Path
 
 import pytest
 
 from app.runs.executor import InProcessExecutor
+from app.runs.models import StoredCase
 from app.runs.store import RunStore
 from app.runs.supervisor import RunSupervisor
 from tests.runs.builders import make_cases, make_new_run
@@ -163,3 +165,43 @@ async def test_a_cancelled_run_submitted_again_stays_cancelled(sqlite_store: Run
     await supervisor.aclose()
     assert scripted.started == []
     assert (await sqlite_store.get_run(run.id)).status == "cancelled"
+
+
+async def test_the_feeder_reads_the_next_batch_of_cases_while_it_hands_out_this_one(
+    sqlite_store: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("app.runs.executor.PENDING_BATCH", 4)
+    run, _ = await sqlite_store.create_run(make_new_run(), make_cases(10))
+    reads: list[int] = []
+    second_read = asyncio.Event()
+    read = sqlite_store.pending_cases
+
+    async def counted(run_id: str, *, after: int, limit: int) -> list[StoredCase]:
+        reads.append(after)
+        if len(reads) == 2:
+            second_read.set()
+        return await read(run_id, after=after, limit=limit)
+
+    monkeypatch.setattr(sqlite_store, "pending_cases", counted)
+    executor = InProcessExecutor(sqlite_store, preparer_for(ScriptedRun()))
+    async with aclosing(executor._pending(run.id)) as pending:
+        first = await anext(pending)
+        async with asyncio.timeout(5):  # nobody asks for a second case, yet it is being read
+            await second_read.wait()
+        rest = [case async for case in pending]
+    assert [case.seq for case in [first, *rest]] == list(range(10))
+    assert reads == [-1, 3, 7]
+
+
+async def test_the_feeder_stops_at_a_cancel_request_and_waits_for_its_read(
+    sqlite_store: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("app.runs.executor.PENDING_BATCH", 4)
+    run, _ = await sqlite_store.create_run(make_new_run(), make_cases(10))
+    executor = InProcessExecutor(sqlite_store, preparer_for(ScriptedRun()))
+    async with aclosing(executor._pending(run.id)) as pending:
+        seen = [await anext(pending) for _ in range(4)]
+        await sqlite_store.request_cancel(run.id)
+        seen += [case async for case in pending]
+    # The second batch may have been read before the cancel; none is read after it.
+    assert [case.seq for case in seen] in (list(range(4)), list(range(8)))
