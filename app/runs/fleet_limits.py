@@ -8,20 +8,25 @@ workers together never hold more slots than the limit, and a 429 seen by one hal
 limit for all. A slot names its holder (one per process) and expires unless that process
 renews it: the slots of a worker killed mid-call come back after ``ttl_seconds``.
 
-A call first takes a slot this process freed moments ago, else asks the database. When none
+A call first takes a slot this process freed earlier, else asks the database. When none
 is free, the waiters of this process take turns: the one whose turn it is asks for as many
 slots as there are waiters, in one query, and hands the extra ones to the next (so a crowd
 of waiting cases costs one query per wake-up, not one each). A freed slot stays with this
 process for its next call (handed to a waiter at once, or kept idle for at most
-``IDLE_SECONDS``), for at most ``HANDOFF_SECONDS`` after it was taken: then it goes back, so
-that the waiters of other workers get their turn. A busy process thus takes and frees a slot
-in the database about once per ``HANDOFF_SECONDS``, not twice per call.
+``IDLE_SECONDS``), for at most ``HANDOFF_SECONDS`` after it was taken. A busy process thus
+takes and frees a slot in the database about once per ``HANDOFF_SECONDS``, not twice per
+call. Fairness comes from the waiters: one that finds no free slot says so on
+``WANTED_CHANNEL``. For ``WANTED_SECONDS`` after that, every other process gives back its
+idle slots at once, and a slot its calls free goes back unless one of its own waiters takes
+it and it was taken less than ``SHARE_SECONDS`` ago: processes competing for a saturated
+limit take turns every ``SHARE_SECONDS`` or sooner.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections import deque
@@ -41,12 +46,21 @@ from app.providers.limiter import (
 
 logger = logging.getLogger("app.runs.fleet_limits")
 CHANNEL = "eval_fleet_slots"
+WANTED_CHANNEL = "eval_fleet_wanted"
+"""A waiter found no free slot: payload ``[holder, key]`` (JSON)."""
+LOWERED_CHANNEL = "eval_fleet_lowered"
+"""A 429 halved a limit: payload ``[key, limit in force]`` (JSON)."""
 POLL_SECONDS = 0.25
 """Longest wait between two tries when no NOTIFY comes (a slot expired, a lost NOTIFY)."""
-HANDOFF_SECONDS = 2.0
+HANDOFF_SECONDS = 10.0
 """How long a slot may pass from call to call in one process before it is given back."""
-IDLE_SECONDS = 0.05
-"""How long a freed slot waits in its process for the next call before it is given back."""
+IDLE_SECONDS = 1.0
+"""How long a freed slot waits in its process for the next call before it is given back
+(unless another process wants one first)."""
+WANTED_SECONDS = 1.0
+"""How long after another process's waiter spoke up freed slots go back instead of staying."""
+SHARE_SECONDS = 2.0
+"""How long a slot may pass between this process's waiters while another process wants one."""
 
 ENSURE = """
 INSERT INTO fleet_limits (key, current_limit, max_limit, successes) VALUES ($1, $2, $2, 0)
@@ -87,9 +101,12 @@ UPDATE fleet_limits SET
 WHERE key = $1 RETURNING current_limit
 """
 RATE_LIMITED = """
-UPDATE fleet_limits SET current_limit = GREATEST(1, current_limit / 2), successes = 0,
-    rate_limited_at = now()
-WHERE key = $1 RETURNING current_limit
+WITH lowered AS (
+    UPDATE fleet_limits SET current_limit = GREATEST(1, current_limit / 2), successes = 0,
+        rate_limited_at = now()
+    WHERE key = $1 RETURNING current_limit
+)
+SELECT current_limit, pg_notify($2, json_build_array($1::text, current_limit)::text) FROM lowered
 """
 RENEW = "UPDATE fleet_slots SET expires_at = now() + make_interval(secs => $2) WHERE holder = $1"
 DROP = "DELETE FROM fleet_limits WHERE key = $1"
@@ -107,6 +124,7 @@ class FleetLimits:
         self._renewer: asyncio.Task[None] | None = None
         self._limiters: dict[str, FleetLimiter] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self._ensuring: dict[str, asyncio.Future[None]] = {}
 
     async def start(self) -> None:
         """Connect, listen for freed slots and start renewing this process's slots."""
@@ -115,6 +133,8 @@ class FleetLimits:
         )
         self._listener = await asyncpg.connect(self._dsn)
         await self._listener.add_listener(CHANNEL, self._notified)
+        await self._listener.add_listener(WANTED_CHANNEL, self._wanted)
+        await self._listener.add_listener(LOWERED_CHANNEL, self._lowered)
         self._renewer = asyncio.create_task(self._renew(), name="fleet-slot-renewal")
 
     async def aclose(self) -> None:
@@ -155,8 +175,25 @@ class FleetLimits:
         if limiter is not None:
             limiter.wake()
 
+    def _wanted(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
+        holder, key = _pair(payload)
+        limiter = self._limiters.get(str(key)) if holder != self.holder else None
+        if limiter is not None:
+            limiter.wanted_elsewhere()
+
+    def _lowered(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
+        key, limit = _pair(payload)
+        limiter = self._limiters.get(str(key))
+        if limiter is not None and isinstance(limit, int):
+            limiter.lowered(limit)
+
+    async def announce_wanted(self, key: str) -> None:
+        """Tell the other processes that a waiter here found no free slot of ``key``."""
+        payload = json.dumps([self.holder, key])
+        await self._pool.execute("SELECT pg_notify($1, $2)", WANTED_CHANNEL, payload)
+
     def spawn(self, coroutine: Any) -> None:
-        """Run a write in the background (success and 429 accounting), keeping a reference."""
+        """Run a query in the background (a slot freed, a count, a want), keeping a reference."""
         task = asyncio.create_task(coroutine)
         self._background.add(task)
         task.add_done_callback(self._finished)
@@ -164,7 +201,7 @@ class FleetLimits:
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._background.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            logger.warning("updating a fleet limit failed", exc_info=task.exception())
+            logger.warning("a fleet limit query failed", exc_info=task.exception())
 
     async def ensure(self, key: str, max_limit: int) -> None:
         """Create the limit's rows (or adjust its ceiling to ``max_limit``)."""
@@ -176,14 +213,26 @@ class FleetLimits:
         """Take up to ``count`` free slots of ``key``; their numbers (none free: empty).
 
         A limit not stored yet (or dropped since: a run retried after it finished) is
-        created first.
+        created first, once however many calls find it missing at the same time (a run's
+        first cases all do).
         """
         args = (key, self.holder, self.ttl_seconds, count)
         row = await self._pool.fetchrow(ACQUIRE, *args)
         if not row["known"]:
-            await self.ensure(key, max_limit)
+            await self._ensure_once(key, max_limit)
             row = await self._pool.fetchrow(ACQUIRE, *args)
         return [int(slot) for slot in row["slots"]]
+
+    async def _ensure_once(self, key: str, max_limit: int) -> None:
+        ensuring = self._ensuring.get(key)
+        if ensuring is None:
+            ensuring = self._ensuring[key] = asyncio.ensure_future(self.ensure(key, max_limit))
+            ensuring.add_done_callback(lambda done: self._ensured(key, done))
+        await asyncio.shield(ensuring)
+
+    def _ensured(self, key: str, done: asyncio.Future[None]) -> None:
+        if self._ensuring.get(key) is done:
+            del self._ensuring[key]
 
     async def release(self, key: str, slot: int) -> None:
         """Free a slot this process holds and wake the workers waiting for one."""
@@ -194,8 +243,8 @@ class FleetLimits:
         return int(await self._pool.fetchval(SUCCEEDED, key, MIN_SUCCESSES_TO_GROW))
 
     async def rate_limited(self, key: str) -> int:
-        """Halve the limit in force; returns it."""
-        return int(await self._pool.fetchval(RATE_LIMITED, key))
+        """Halve the limit in force and tell every process; returns it."""
+        return int(await self._pool.fetchval(RATE_LIMITED, key, LOWERED_CHANNEL))
 
     async def _renew(self) -> None:
         while True:
@@ -204,6 +253,15 @@ class FleetLimits:
                 await self._pool.execute(RENEW, self.holder, self.ttl_seconds)
             except Exception:
                 logger.warning("renewing fleet slots failed", exc_info=True)
+
+
+def _pair(payload: str) -> tuple[Any, Any]:
+    """The two values of a NOTIFY payload sent as a JSON array (``None``s if it is not one)."""
+    try:
+        first, second = json.loads(payload)
+    except (ValueError, TypeError):
+        return None, None
+    return first, second
 
 
 async def _keep_session(_connection: Any) -> None:
@@ -230,11 +288,26 @@ class FleetLimiter:
         self._spare: deque[tuple[int, float, float]] = deque()
         """Slots this process holds and no call uses: (number, taken at, freed at)."""
         self._sweep: asyncio.TimerHandle | None = None
+        self._wanted_until = 0.0
         self._rate_limited_at: deque[float] = deque()
 
     def wake(self) -> None:
         """A slot was freed somewhere: the waiter whose turn it is tries again."""
         self._woken.set()
+
+    def lowered(self, limit: int) -> None:
+        """A 429 (seen anywhere) lowered the limit: kept slots at or above it go back."""
+        self.limit = limit
+        kept = [spare for spare in self._spare if spare[0] < self.limit]
+        for slot, _, _ in self._spare:
+            if slot >= self.limit:
+                self._fleet.spawn(self._fleet.release(self.key, slot))
+        self._spare = deque(kept)
+
+    def wanted_elsewhere(self) -> None:
+        """Another process waits for a slot: give back the idle ones, and freed ones a while."""
+        self._wanted_until = time.monotonic() + WANTED_SECONDS
+        self.give_back_spares()
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
@@ -249,7 +322,9 @@ class FleetLimiter:
 
     async def _release(self, slot: int, taken_at: float) -> None:
         now = time.monotonic()
-        if now - taken_at < HANDOFF_SECONDS and slot < self.limit and self.in_flight < self.limit:
+        wanted = now < self._wanted_until
+        keep = self.in_flight < self.limit and self._may_keep(slot, taken_at, now)
+        if keep and (self.waiting or not wanted):
             self._spare.append((slot, taken_at, now))  # for this process's next call
             if self.waiting:
                 self._woken.set()
@@ -279,6 +354,7 @@ class FleetLimiter:
                         now = time.monotonic()
                         self._spare.extend((slot, now, now) for slot in slots[1:])
                         return slots[0], now
+                    self._fleet.spawn(self._fleet.announce_wanted(self.key))
                     with contextlib.suppress(TimeoutError):
                         async with asyncio.timeout(POLL_SECONDS):
                             await self._woken.wait()
@@ -292,20 +368,28 @@ class FleetLimiter:
         now = time.monotonic()
         while self._spare:
             slot, taken_at, _ = self._spare.pop()
-            if now - taken_at < HANDOFF_SECONDS and slot < self.limit:
+            if self._may_keep(slot, taken_at, now):
                 return slot, taken_at
             self._fleet.spawn(self._fleet.release(self.key, slot))
         return None
 
-    def _sweep_later(self) -> None:
+    def _may_keep(self, slot: int, taken_at: float, now: float) -> bool:
+        """Whether a slot taken at ``taken_at`` may serve another call of this process."""
+        if slot >= self.limit:  # the limit was lowered (a 429) since it was taken
+            return False
+        held = now - taken_at
+        return held < (SHARE_SECONDS if now < self._wanted_until else HANDOFF_SECONDS)
+
+    def _sweep_later(self, delay: float = IDLE_SECONDS) -> None:
         if self._sweep is None:
             loop = asyncio.get_running_loop()
-            self._sweep = loop.call_later(IDLE_SECONDS, self._give_back_idle)
+            self._sweep = loop.call_later(delay, self._give_back_idle)
 
     def _give_back_idle(self) -> None:
         """Slots freed ``IDLE_SECONDS`` ago or more, and still unused, go back to the fleet."""
         self._sweep = None
-        idle_since = time.monotonic() - IDLE_SECONDS
+        now = time.monotonic()
+        idle_since = now - IDLE_SECONDS
         kept: deque[tuple[int, float, float]] = deque()
         for slot, taken_at, freed_at in self._spare:
             if freed_at <= idle_since:
@@ -313,11 +397,11 @@ class FleetLimiter:
             else:
                 kept.append((slot, taken_at, freed_at))
         self._spare = kept
-        if kept:
-            self._sweep_later()
+        if kept:  # again when the first of those kept has been idle long enough
+            self._sweep_later(min(freed_at for _, _, freed_at in kept) - idle_since)
 
     def give_back_spares(self) -> None:
-        """Every slot held here and unused goes back to the fleet now (closing)."""
+        """Every slot held here and unused goes back to the fleet now (closing, or wanted)."""
         if self._sweep is not None:
             self._sweep.cancel()
             self._sweep = None

@@ -117,6 +117,71 @@ async def test_a_process_reuses_a_slot_it_freed_and_gives_it_back_when_idle(
     assert await second.try_acquire("target:t:judge", 1) == [0]  # given back once idle
 
 
+async def test_a_slot_kept_by_one_process_goes_at_once_to_another_process_that_waits(
+    two_holders: tuple[FleetLimits, FleetLimits], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("app.runs.fleet_limits.IDLE_SECONDS", 30.0)
+    first, second = two_holders
+    kept, wanted = first.limiter("target:t:judge", 1), second.limiter("target:t:judge", 1)
+    async with kept.slot():
+        pass  # freed, and kept idle by the first process for its next call
+    assert await second.try_acquire("target:t:judge", 1) == []
+    async with asyncio.timeout(2):  # the waiter says it wants one; the first gives it back
+        async with wanted.slot():
+            waiting_first = asyncio.create_task(_hold(kept))
+            await asyncio.sleep(0.3)
+            assert not waiting_first.done()  # the second holds the only slot
+    async with asyncio.timeout(2):  # and the first process's waiter gets it back in turn
+        await waiting_first
+
+
+async def test_a_limit_found_missing_by_many_calls_at_once_is_created_once(
+    two_holders: tuple[FleetLimits, FleetLimits], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, _ = two_holders
+    created: list[str] = []
+    ensure = first.ensure
+
+    async def counted(key: str, max_limit: int) -> None:
+        created.append(key)
+        await ensure(key, max_limit)
+
+    monkeypatch.setattr(first, "ensure", counted)
+    taken = await asyncio.gather(*(first.try_acquire("run:new", 8) for _ in range(8)))
+    assert created == ["run:new"]
+    assert sorted(slot for slots in taken for slot in slots) == list(range(8))
+
+
+async def test_a_429_seen_by_one_process_lowers_the_limit_of_the_slots_another_keeps(
+    two_holders: tuple[FleetLimits, FleetLimits],
+) -> None:
+    first, second = two_holders
+    seeing, keeping = first.limiter("target:t:judge", 3), second.limiter("target:t:judge", 3)
+    in_flight, peak = 0, 0
+
+    async def call() -> None:
+        nonlocal in_flight, peak
+        async with keeping.slot():
+            in_flight += 1
+            peak = max(peak, in_flight)
+            await asyncio.sleep(0.05)
+            in_flight -= 1
+
+    await asyncio.gather(call(), call(), call())
+    assert peak == 3  # three slots, now kept idle by the second process
+    seeing.record_rate_limited()
+    await asyncio.sleep(0.3)  # the NOTIFY of the lowered limit reaches the second process
+    assert keeping.limit == 1
+    peak = 0
+    await asyncio.gather(call(), call(), call())
+    assert peak == 1  # its kept slots 1 and 2 went back, not into use
+
+
+async def _hold(limiter: Any) -> None:
+    async with limiter.slot():
+        pass
+
+
 async def test_the_slots_of_a_holder_that_died_come_back_after_its_ttl(
     two_holders: tuple[FleetLimits, FleetLimits],
 ) -> None:
