@@ -27,12 +27,22 @@ class ClientFactory(Protocol):
     ) -> AbstractAsyncContextManager[httpx.AsyncClient]: ...
 
 
+LIFESPAN_SECONDS = 60.0
+"""How long an app may take to start or stop in tests. Startup migrates a fresh database: under
+a second here, but on CI's loaded machine a start or stop once took over asgi_lifespan's 5 s."""
+
+
+def started(app: FastAPI) -> LifespanManager:
+    """Run the app's lifespan (``async with started(app):``) with the tests' allowance."""
+    return LifespanManager(app, startup_timeout=LIFESPAN_SECONDS, shutdown_timeout=LIFESPAN_SECONDS)
+
+
 @asynccontextmanager
 async def _open_client(
     app: Settings | FastAPI, *, raise_app_exceptions: bool = True
 ) -> AsyncIterator[httpx.AsyncClient]:
     application = create_app(app) if isinstance(app, Settings) else app
-    async with LifespanManager(application):
+    async with started(application):
         transport = httpx.ASGITransport(app=application, raise_app_exceptions=raise_app_exceptions)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
             yield http
@@ -72,7 +82,7 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture
 async def app(settings: Settings) -> AsyncIterator[FastAPI]:
     application = create_app(settings)
-    async with LifespanManager(application):
+    async with started(application):
         yield application
 
 

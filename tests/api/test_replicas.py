@@ -6,13 +6,12 @@ from collections import Counter
 from pathlib import Path
 
 import httpx
-from asgi_lifespan import LifespanManager
 
 from app.main import create_app
 from app.settings import Settings
 from app.settings.targets import OpenAITarget
 from testkit.fake_llm import JUDGE_MARKER, FakeLLM
-from tests.conftest import wait_for_run
+from tests.conftest import started, wait_for_run
 
 CASES = 16
 
@@ -46,7 +45,7 @@ async def test_replicas_sharing_an_instance_id_never_send_a_case_twice(
         ]
     }  # fmt: skip
     first, second = create_app(settings), create_app(settings)
-    async with LifespanManager(first), LifespanManager(second):
+    async with started(first), started(second):
         transport = httpx.ASGITransport(app=first)
         async with httpx.AsyncClient(transport=transport, base_url="http://first") as client:
             body = {"suite": suite, "target": "fake", "max_concurrency": 2}

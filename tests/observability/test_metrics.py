@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-from asgi_lifespan import LifespanManager
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.main import create_app
@@ -14,7 +13,7 @@ from app.providers.limiter import LimiterState
 from app.schemas.openai_examples import SAMPLE_EVAL_RUN_ID
 from app.schemas.runs import SAMPLE_RUN_ID
 from app.settings import Settings
-from tests.conftest import ClientFactory, wait_for_run
+from tests.conftest import ClientFactory, started, wait_for_run
 
 
 def samples(exposition: str | bytes) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -61,7 +60,7 @@ async def test_the_limiter_of_every_target_and_role_is_read_at_scrape_time(
 async def test_apps_have_separate_registries(tmp_path: Path) -> None:
     # No sample run: its calls on the mock would be this app's own.
     app = create_app(Settings(data_dir=tmp_path / "data", sample_run=False))
-    async with LifespanManager(app):
+    async with started(app):
         other = Metrics()
         other.record_provider_call("t", "candidate", "ok", 0.1)
 

@@ -6,7 +6,6 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from asgi_lifespan import LifespanManager
 
 from app.main import create_app
 from app.schemas.openai_examples import (
@@ -17,7 +16,7 @@ from app.schemas.openai_examples import (
 )
 from app.services.container import Services
 from app.settings import Settings
-from tests.conftest import ClientFactory, wait_for_run
+from tests.conftest import ClientFactory, started, wait_for_run
 from tests.runs.conftest import POSTGRES_URL_VARIABLE, _reset_postgres, postgres_url
 
 RUN_PATH = f"/v1/evals/{SAMPLE_EVAL_ID}/runs/{SAMPLE_EVAL_RUN_ID}"
@@ -70,7 +69,7 @@ async def test_two_replicas_creating_the_sample_together_make_one_of_each(
         await _reset_postgres(url)
     settings = Settings(data_dir=tmp_path / "data", database_url=url, sample_run=False)
     first, second = create_app(settings), create_app(settings)
-    async with LifespanManager(first), LifespanManager(second):
+    async with started(first), started(second):
         replicas: list[Services] = [first.state.services, second.state.services]
         await asyncio.gather(*(s.openai_evals.ensure_sample() for s in replicas * 2))
         service = replicas[1].openai_evals

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from asgi_lifespan import LifespanManager
 
 from app.main import create_app
 from app.schemas.openai_examples import SAMPLE_EVAL_RUN_ID
@@ -16,7 +15,7 @@ from app.services.container import Services
 from app.settings import Settings
 from app.settings.targets import OpenAITarget
 from testkit.fake_llm import FakeLLM
-from tests.conftest import ClientFactory, wait_for_run
+from tests.conftest import ClientFactory, started, wait_for_run
 from tests.runs.conftest import POSTGRES_URL_VARIABLE, _reset_postgres, postgres_url
 
 
@@ -65,7 +64,7 @@ async def test_two_replicas_creating_it_together_make_one_run(tmp_path: Path, ba
         await _reset_postgres(url)
     settings = Settings(data_dir=tmp_path / "data", database_url=url, sample_run=False)
     first, second = create_app(settings), create_app(settings)
-    async with LifespanManager(first), LifespanManager(second):
+    async with started(first), started(second):
         replicas: list[Services] = [first.state.services, second.state.services]
         made = await asyncio.gather(
             *(s.runs.ensure_sample("run_twice", sample_run_request()) for s in replicas * 2)
