@@ -4,7 +4,8 @@ A finished case is stored in one transaction that inserts its result and its two
 (``case_completed``, ``progress``) and advances the run's counters; cases finishing while a
 commit is under way share the next transaction. The run row is updated
 first, so concurrent writers of one run queue on its row lock and event numbers are
-committed in order: a reader never sees event N+1 before event N.
+committed in order: a reader never sees event N+1 before event N. On PostgreSQL that
+transaction is a single statement per run (``pg_results``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -23,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from app.errors import RunNotFound
 from app.evaluation.records import ResultRecord
 from app.runs.models import Page, ResultFacts, StoredCase, StoredEvent
+from app.runs.pg_results import store_run_results
 from app.runs.store_base import StoreBase, decode_cursor, encode_cursor, utc_now
 from app.runs.summary import graders_column
 from app.runs.tables import CachedResponseRow, CaseRow, EventRow, ResultRow, RunRow
@@ -74,6 +77,8 @@ class RecordsStore(StoreBase):
 
     def __init__(self, engine: AsyncEngine) -> None:
         super().__init__(engine)
+        self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
+        """The engine of PostgreSQL's result writes, each one statement committing itself."""
         self._queued: list[_PendingResult] = []
         self._flusher: asyncio.Task[None] | None = None
         self.on_run_complete: Callable[[str], None] | None = None
@@ -148,28 +153,53 @@ class RecordsStore(StoreBase):
             await asyncio.gather(self._flusher, return_exceptions=True)
 
     async def _flush(self) -> None:
+        """Commit queued records batch after batch until none is left.
+
+        On PostgreSQL one autocommit connection serves every batch of the flush: checking a
+        connection out of the pool pings the server (three round trips), as many as the
+        write itself would need otherwise.
+        """
         while self._queued:
-            batch = self._queued[:RESULT_BATCH]
-            del self._queued[:RESULT_BATCH]
+            batch = self._take_batch()
             try:
-                outcomes = await self._write_results(batch)
+                async with self._results_connection() as connection:
+                    while True:
+                        outcomes = await self._write_results(connection, batch)
+                        for pending, stored in zip(batch, outcomes, strict=True):
+                            pending.stored.set_result(stored)
+                        if not self._queued:
+                            break
+                        batch = self._take_batch()
             except Exception as exc:
                 for pending in batch:
-                    pending.stored.set_exception(exc)
-            else:
-                for pending, stored in zip(batch, outcomes, strict=True):
-                    pending.stored.set_result(stored)
+                    if not pending.stored.done():
+                        pending.stored.set_exception(exc)
 
-    async def _write_results(self, batch: list[_PendingResult]) -> list[bool]:
+    def _take_batch(self) -> list[_PendingResult]:
+        batch = self._queued[:RESULT_BATCH]
+        del self._queued[:RESULT_BATCH]
+        return batch
+
+    def _results_connection(self) -> AbstractAsyncContextManager[AsyncConnection | None]:
+        """PostgreSQL: an autocommit connection; SQLite: none (a transaction per batch)."""
+        return self._autocommit.connect() if self.job_queue else nullcontext()
+
+    async def _write_results(
+        self, connection: AsyncConnection | None, batch: list[_PendingResult]
+    ) -> list[bool]:
         completed: list[str] = []
         try:
-            async with self._writing_core() as connection:
-                outcomes = await _insert_results(connection, batch, completed)
+            if connection is not None:
+                outcomes = await _store_results(connection, batch, completed)
+                self._signal_commit()
+            else:
+                async with self._writing_core() as transaction:
+                    outcomes = await _insert_results(transaction, batch, completed)
         except IntegrityError:
             if len(batch) == 1:
                 return [False]
             # Another writer stored one of these meanwhile: store them one at a time.
-            return [(await self._write_results([pending]))[0] for pending in batch]
+            return [(await self._write_results(connection, [one]))[0] for one in batch]
         if self.on_run_complete is not None:
             for run_id in completed:
                 self.on_run_complete(run_id)
@@ -334,9 +364,7 @@ async def _insert_results(
     A case's record is new when the case was still pending: marking it done and reading
     which were pending is one statement, and a record stored twice in one batch counts once.
     """
-    by_run: dict[str, dict[int, _PendingResult]] = {}
-    for pending in batch:
-        by_run.setdefault(pending.run_id, {}).setdefault(pending.seq, pending)
+    by_run = _by_run(batch)
     fresh: set[tuple[str, int]] = set()
     # Runs in a fixed order, so that concurrent writers cannot deadlock on their rows.
     for run_id in sorted(by_run):
@@ -346,6 +374,38 @@ async def _insert_results(
         if seqs and await _insert_run_results(connection, run_id, [results[s] for s in seqs]):
             completed.append(run_id)
         fresh.update((run_id, seq) for seq in seqs)
+    return _outcomes(batch, fresh)
+
+
+async def _store_results(
+    connection: AsyncConnection, batch: list[_PendingResult], completed: list[str]
+) -> list[bool]:
+    """PostgreSQL: each run's records by one statement (``pg_results``), runs in order.
+
+    Should a later run's statement fail, the runs before it are stored: their cases, run
+    again, find their records stored.
+    """
+    by_run = _by_run(batch)
+    fresh: set[tuple[str, int]] = set()
+    for run_id in sorted(by_run):
+        results = [pending.values for pending in by_run[run_id].values()]
+        stored = await store_run_results(connection, run_id, results)
+        fresh.update((run_id, seq) for seq in stored.seqs)
+        if stored.complete:
+            completed.append(run_id)
+    return _outcomes(batch, fresh)
+
+
+def _by_run(batch: list[_PendingResult]) -> dict[str, dict[int, _PendingResult]]:
+    """The batch by run, then by case (a case handed over twice counts once)."""
+    by_run: dict[str, dict[int, _PendingResult]] = {}
+    for pending in batch:
+        by_run.setdefault(pending.run_id, {}).setdefault(pending.seq, pending)
+    return by_run
+
+
+def _outcomes(batch: list[_PendingResult], fresh: set[tuple[str, int]]) -> list[bool]:
+    """Whether each record of the batch was new: the first of a case still pending."""
     outcomes = []
     for pending in batch:
         key = (pending.run_id, pending.seq)

@@ -69,14 +69,17 @@ class StoreBase:
         """A session inside one write transaction (committed on success)."""
         async with self._write_lock or nullcontext(), self._sessions() as session, session.begin():
             yield session
-        self._committed.set()
-        self._committed = asyncio.Event()
+        self._signal_commit()
 
     @asynccontextmanager
     async def _writing_core(self) -> AsyncIterator[AsyncConnection]:
         """A Core connection inside one write transaction (the hot write path)."""
         async with self._write_lock or nullcontext(), self.engine.begin() as connection:
             yield connection
+        self._signal_commit()
+
+    def _signal_commit(self) -> None:
+        """Wake those waiting for this process's next commit."""
         self._committed.set()
         self._committed = asyncio.Event()
 

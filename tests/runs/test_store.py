@@ -102,6 +102,29 @@ async def test_events_are_numbered_without_gaps_under_concurrent_writers(
     assert [event.seq for event in await store.events_after(run.id, 58)] == [59, 60]
 
 
+async def test_a_stored_record_reads_back_whole_with_its_two_events(store: RunStore) -> None:
+    # The same texts on SQLite and on PostgreSQL (whose write path is one statement of its
+    # own): the row's columns, NUL in text escaped and restored, the events' exact data.
+    run, _ = await store.create_run(make_new_run(), make_cases(2))
+    record = make_record("case-1", status="failed", score=0.25).model_copy(
+        update={"candidate_answer": "a\x00b"}
+    )
+    assert await store.record_result(run.id, 1, record)
+    assert await store.result_at(run.id, 1) == record.model_dump_json(by_alias=True)
+    assert (await store.get_run(run.id)).done == 1
+    assert await store.pending_case_seqs(run.id, after=-1, limit=10) == [0]
+    completed, progress = await store.events_after(run.id, 0)
+    assert (completed.seq, completed.type) == (1, "case_completed")
+    assert completed.data == record.model_dump_json(by_alias=True)
+    assert (progress.seq, progress.type) == (2, "progress")
+    assert progress.data == json.dumps({"run_id": run.id, "done": 1, "total": 2})
+    facts = await store.result_facts(run.id)
+    assert [(status, score, times) for status, score, _, times in facts.outcomes] == [
+        ("failed", 0.25, 1)
+    ]
+    assert (facts.candidate_input_tokens, facts.judge_output_tokens) == (10, 3)
+
+
 async def test_finishing_a_run_adds_one_run_completed_event(store: RunStore) -> None:
     run, _ = await store.create_run(make_new_run(), make_cases(1))
     await store.mark_running(run.id)
