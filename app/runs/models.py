@@ -93,6 +93,10 @@ class ResultFacts:
     candidate_output_tokens: int = 0
     judge_input_tokens: int = 0
     judge_output_tokens: int = 0
+    candidate_calls: int = 0
+    """Requests sent to the candidate (each record's ``attempts``), failed tries included."""
+    judge_calls: int = 0
+    """Requests sent to the judges, failed tries and re-asks included."""
 
 
 @dataclass(frozen=True)

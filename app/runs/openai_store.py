@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from app.errors import NotFound
 from app.runs.store import RunStore
 from app.runs.store_base import aware, utc_now
+from app.runs.summary import read_graders
 from app.runs.tables import (
     Base,
     CaseRow,
@@ -29,6 +30,20 @@ from app.runs.tables import (
     ResultRow,
     RunRow,
 )
+
+
+@dataclass(frozen=True)
+class RunTally:
+    """What an eval run's object counts over the results stored so far."""
+
+    statuses: dict[str, int]
+    """Results by record status."""
+    graders: dict[str, tuple[int, int]]
+    """(passed, failed) by grader name; a grader that could not grade counts in neither."""
+    tokens: dict[str, tuple[int, int]]
+    """(input, output) tokens by role (``candidate``, ``judge``)."""
+    calls: dict[str, int]
+    """Requests sent by role, failed tries included."""
 
 
 @dataclass(frozen=True)
@@ -301,9 +316,28 @@ class OpenAIEvalStore:
             ).first()
         return _output(row) if row is not None else None
 
-    async def records(self, run_id: str) -> list[dict[str, Any]]:
-        """Every result record of the run (for its per-criterion counts and usage)."""
-        return [json.loads(record) async for record in self._runs.iter_results(run_id)]
+    async def tally(self, run_id: str) -> RunTally:
+        """What the run's object counts, from the results' columns: no record is read.
+
+        The outcomes, token and call totals the run summary is built from (``result_facts``).
+        """
+        facts = await self._runs.result_facts(run_id)
+        statuses: dict[str, int] = {}
+        graders: dict[str, list[int]] = {}
+        for status, _, column, times in facts.outcomes:
+            statuses[status] = statuses.get(status, 0) + times
+            for name, _, passed, _ in read_graders(column):
+                if passed is not None:
+                    graders.setdefault(name, [0, 0])[0 if passed else 1] += times
+        return RunTally(
+            statuses=statuses,
+            graders={name: (passed, failed) for name, (passed, failed) in graders.items()},
+            tokens={
+                "candidate": (facts.candidate_input_tokens, facts.candidate_output_tokens),
+                "judge": (facts.judge_input_tokens, facts.judge_output_tokens),
+            },
+            calls={"candidate": facts.candidate_calls, "judge": facts.judge_calls},
+        )
 
     # Files --------------------------------------------------------------------------------
 

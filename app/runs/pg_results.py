@@ -31,10 +31,10 @@ WITH run AS (
     RETURNING seq
 ), given AS (
     SELECT * FROM unnest($2::integer[], $3::text[], $4::text[], $5::float8[], $6::integer[],
-        $7::integer[], $8::integer[], $9::integer[], $10::text[], $11::text[], $12::text[],
-        $13::timestamptz[])
+        $7::integer[], $8::integer[], $9::integer[], $10::integer[], $11::integer[],
+        $12::text[], $13::text[], $14::text[], $15::timestamptz[])
         AS g(seq, eval_id, status, score, candidate_in, candidate_out, judge_in, judge_out,
-            answer, record, graders, created_at)
+            candidate_calls, judge_calls, answer, record, graders, created_at)
 ), fresh AS (
     SELECT given.*, row_number() OVER (ORDER BY given.seq) AS n
     FROM given JOIN marked USING (seq)
@@ -46,10 +46,10 @@ WITH run AS (
         event_seq - 2 * (SELECT count(*) FROM fresh) AS first_event, done >= total AS complete
 ), stored AS (
     INSERT INTO results (run_id, case_seq, eval_id, status, score, candidate_input_tokens,
-        candidate_output_tokens, judge_input_tokens, judge_output_tokens, candidate_answer,
-        record, graders, created_at)
+        candidate_output_tokens, judge_input_tokens, judge_output_tokens, candidate_calls,
+        judge_calls, candidate_answer, record, graders, created_at)
     SELECT $1, seq, eval_id, status, score, candidate_in, candidate_out, judge_in, judge_out,
-        answer, record, graders, created_at FROM fresh
+        candidate_calls, judge_calls, answer, record, graders, created_at FROM fresh
 ), logged AS (
     INSERT INTO events (run_id, seq, type, data)
     SELECT $1, c.first_event + 2 * f.n - 1, 'case_completed', f.record
@@ -92,6 +92,8 @@ async def store_run_results(
                 values["candidate_output_tokens"],
                 values["judge_input_tokens"],
                 values["judge_output_tokens"],
+                values["candidate_calls"],
+                values["judge_calls"],
                 _escaped(values["candidate_answer"]),
                 values["record"],
                 values["graders"],

@@ -55,6 +55,8 @@ def _result_values(run_id: str, seq: int, record: ResultRecord) -> dict[str, Any
         "candidate_output_tokens": usage.candidate.output_tokens,
         "judge_input_tokens": usage.judge.input_tokens,
         "judge_output_tokens": usage.judge.output_tokens,
+        "candidate_calls": record.attempts.candidate,
+        "judge_calls": record.attempts.judge,
         "candidate_answer": record.candidate_answer,
         "record": record.model_dump_json(by_alias=True),
         "graders": graders_column(record),
@@ -257,7 +259,7 @@ class RecordsStore(StoreBase):
             return [(seq, record) for seq, record in (await session.execute(query)).all()]
 
     async def result_facts(self, run_id: str) -> ResultFacts:
-        """The distinct outcomes of a run's stored results, counted, and its token totals."""
+        """The distinct outcomes of a run's stored results, counted; its token and call totals."""
         columns = (ResultRow.status, ResultRow.score, ResultRow.graders)
         outcomes = (
             select(*columns, func.count()).where(ResultRow.run_id == run_id).group_by(*columns)
@@ -267,17 +269,23 @@ class RecordsStore(StoreBase):
             func.coalesce(func.sum(ResultRow.candidate_output_tokens), 0),
             func.coalesce(func.sum(ResultRow.judge_input_tokens), 0),
             func.coalesce(func.sum(ResultRow.judge_output_tokens), 0),
+            func.coalesce(func.sum(ResultRow.candidate_calls), 0),
+            func.coalesce(func.sum(ResultRow.judge_calls), 0),
         ).where(ResultRow.run_id == run_id)
         async with self._session() as session:
             rows = (await session.execute(outcomes)).all()
             sums = (await session.execute(tokens)).one()
-        candidate_in, candidate_out, judge_in, judge_out = (int(value) for value in sums)
+        candidate_in, candidate_out, judge_in, judge_out, candidate_calls, judge_calls = (
+            int(value) for value in sums
+        )
         return ResultFacts(
             outcomes=[(status, score, graders, count) for status, score, graders, count in rows],
             candidate_input_tokens=candidate_in,
             candidate_output_tokens=candidate_out,
             judge_input_tokens=judge_in,
             judge_output_tokens=judge_out,
+            candidate_calls=candidate_calls,
+            judge_calls=judge_calls,
         )
 
     # Events -------------------------------------------------------------------------------

@@ -23,7 +23,8 @@ def graders_column(record: ResultRecord) -> str:
     return orjson.dumps(grader_facts(record)).decode()
 
 
-def _read_graders(column: str | None) -> list[GraderFact]:
+def read_graders(column: str | None) -> list[GraderFact]:
+    """The graders' outcomes kept in a ``results.graders`` column."""
     if not column:
         return []
     return [(str(n), str(t), p, s) for n, t, p, s in json.loads(column)]
@@ -33,7 +34,7 @@ def summarize_results(facts: ResultFacts) -> RunSummary:
     """The summary of a run's stored results."""
     builder = SummaryBuilder()
     for status, score, column, times in facts.outcomes:
-        builder.count(cast(CaseStatus, status), score, _read_graders(column), times=times)
+        builder.count(cast(CaseStatus, status), score, read_graders(column), times=times)
     summary = builder.summary()
     summary.usage = RoleUsage(
         candidate=TokenUsage(

@@ -150,6 +150,12 @@ class ResultRow(Base):
     candidate_output_tokens: Mapped[int] = mapped_column(Integer, default=0)
     judge_input_tokens: Mapped[int] = mapped_column(Integer, default=0)
     judge_output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    candidate_calls: Mapped[int] = mapped_column(
+        Integer, default=0, server_default="0", doc="Requests the candidate was sent (attempts)."
+    )
+    judge_calls: Mapped[int] = mapped_column(
+        Integer, default=0, server_default="0", doc="Requests the judges were sent (attempts)."
+    )
     candidate_answer: Mapped[str | None] = mapped_column(SafeText, nullable=True)
     record: Mapped[str] = mapped_column(Text, doc="JSON of the ResultRecord.")
     graders: Mapped[str | None] = mapped_column(

@@ -319,10 +319,10 @@ class OpenAIEvalService:
         self, stored_eval: StoredEval, stored: StoredEvalRun, base_url: str
     ) -> EvalRunObject:
         run = await self._runs.get_run(stored.id)
-        records = await self._store.records(stored.id)
+        tally = await self._store.tally(stored.id)
         judges = sorted(self._judge_models(stored_eval))
         report_url = f"{base_url.rstrip('/')}/runs/{stored.id}"
-        return run_object(run, stored, stored_eval.testing_criteria, judges, records, report_url)
+        return run_object(run, stored, stored_eval.testing_criteria, judges, tally, report_url)
 
     @staticmethod
     def _judge_models(stored_eval: StoredEval) -> set[str]:

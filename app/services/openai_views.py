@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from app.runs.models import RunInfo
-from app.runs.openai_store import StoredEval, StoredEvalRun, StoredOutput
+from app.runs.openai_store import RunTally, StoredEval, StoredEvalRun, StoredOutput
 from app.schemas.openai_evals import (
     ApiError,
     ChatTurn,
@@ -74,39 +74,32 @@ def output_item_seq(item_id: str) -> int | None:
     return int(tail)
 
 
-def _counts(run: RunInfo, records: Sequence[dict[str, Any]]) -> ResultCounts:
-    statuses = [record.get("status") for record in records]
+def _counts(run: RunInfo, tally: RunTally) -> ResultCounts:
+    def count(statuses: Iterable[str]) -> int:
+        return sum(tally.statuses.get(status, 0) for status in statuses)
+
     return ResultCounts(
         total=run.total,
-        passed=sum(status in PASSED for status in statuses),
-        failed=sum(status in FAILED and status not in ERRORED for status in statuses),
-        errored=sum(status in ERRORED for status in statuses),
+        passed=count(PASSED),
+        failed=count(set(FAILED) - ERRORED),
+        errored=count(ERRORED),
     )
 
 
-def _criteria(
-    criteria: Sequence[dict[str, Any]], records: Sequence[dict[str, Any]]
-) -> list[CriterionResult]:
-    tally = {str(c["name"]): [0, 0] for c in criteria}
-    for record in records:
-        for result in record.get("evaluator_results") or []:
-            counts = tally.get(result.get("name"))
-            if counts is not None and result.get("passed") is not None:
-                counts[0 if result["passed"] else 1] += 1
-    return [
-        CriterionResult(testing_criteria=name, passed=p, failed=f) for name, (p, f) in tally.items()
-    ]
+def _criteria(criteria: Sequence[dict[str, Any]], tally: RunTally) -> list[CriterionResult]:
+    results = []
+    for criterion in criteria:
+        name = str(criterion["name"])
+        passed, failed = tally.graders.get(name, (0, 0))
+        results.append(CriterionResult(testing_criteria=name, passed=passed, failed=failed))
+    return results
 
 
-def _usage(
-    model: str | None, judges: Sequence[str], records: Sequence[dict[str, Any]]
-) -> list[ModelUsage]:
+def _usage(model: str | None, judges: Sequence[str], tally: RunTally) -> list[ModelUsage]:
     usages = []
     for role, name in (("candidate", model), ("judge", ", ".join(judges) or None)):
-        tokens = [(record.get("usage") or {}).get(role) or {} for record in records]
-        calls = sum((record.get("attempts") or {}).get(role, 0) for record in records)
-        prompt = sum(t.get("input_tokens", 0) for t in tokens)
-        completion = sum(t.get("output_tokens", 0) for t in tokens)
+        calls = tally.calls.get(role, 0)
+        prompt, completion = tally.tokens.get(role, (0, 0))
         if name is not None and (calls or prompt or completion):
             usages.append(
                 ModelUsage(
@@ -125,10 +118,10 @@ def run_object(
     stored: StoredEvalRun,
     criteria: Sequence[dict[str, Any]],
     judges: Sequence[str],
-    records: Sequence[dict[str, Any]],
+    tally: RunTally,
     report_url: str,
 ) -> EvalRunObject:
-    """The ``eval.run`` object of a durable run and the records finished so far."""
+    """The ``eval.run`` object of a durable run and the results stored so far."""
     error = ApiError(code="run_failed", message=run.error) if run.error else None
     return EvalRunObject(
         id=run.id,
@@ -139,9 +132,9 @@ def run_object(
         created_at=int(stored.created_at.timestamp()),
         metadata=stored.metadata,
         data_source=stored.data_source,
-        result_counts=_counts(run, records),
-        per_model_usage=_usage(stored.model or None, judges, records),
-        per_testing_criteria_results=_criteria(criteria, records),
+        result_counts=_counts(run, tally),
+        per_model_usage=_usage(stored.model or None, judges, tally),
+        per_testing_criteria_results=_criteria(criteria, tally),
         error=error,
         report_url=report_url,
     )

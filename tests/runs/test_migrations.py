@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy.engine import Connection
 
+from app.evaluation.records import RoleAttempts
+from app.runs.database import alembic_config
 from app.runs.store import RunStore
 from app.runs.tables import Base
+from tests.runs.builders import make_cases, make_new_run, make_record
 
 
 def _ours(name: str | None, kind: str, _parents: Any) -> bool:
@@ -25,3 +29,24 @@ def _differences(connection: Connection) -> list[Any]:
 async def test_migrated_schema_matches_the_table_models(store: RunStore) -> None:
     async with store.engine.connect() as connection:
         assert await connection.run_sync(_differences) == []
+
+
+def _down_and_up(connection: Connection, revision: str) -> None:
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    command.downgrade(config, revision)
+    command.upgrade(config, "head")
+
+
+async def test_calls_per_role_are_filled_in_for_results_stored_before_their_columns(
+    store: RunStore,
+) -> None:
+    run, _ = await store.create_run(make_new_run(), make_cases(2))
+    attempts = RoleAttempts(candidate=2, judge=3)
+    record = make_record("case-0").model_copy(update={"attempts": attempts})
+    assert await store.record_result(run.id, 0, record)
+    assert await store.record_result(run.id, 1, make_record("case-1"))
+    async with store.engine.begin() as connection:  # back to before 0007, and up again
+        await connection.run_sync(_down_and_up, "0006")
+    facts = await store.result_facts(run.id)
+    assert (facts.candidate_calls, facts.judge_calls) == (2, 3)

@@ -9,8 +9,11 @@ from pathlib import Path
 import pytest
 
 from app.errors import IdempotencyConflict, InvalidRequest, RunNotFound, RunStateConflict
+from app.evaluation.records import RoleAttempts
+from app.evaluators.results import EvaluatorResult
 from app.providers.base import ProviderResponse, Usage
 from app.runs.cache import StoredResponseCache
+from app.runs.openai_store import OpenAIEvalStore
 from app.runs.store import RunStore
 from tests.runs.builders import make_cases, make_new_run, make_record
 
@@ -249,3 +252,34 @@ async def test_the_same_case_finished_twice_at_once_is_stored_once(store: RunSto
     stored = await store.get_run(run.id)
     assert stored.done == 2
     assert [e.seq for e in await store.events_after(run.id, 0)] == [1, 2, 3, 4]
+
+
+async def test_an_eval_runs_tally_is_counted_from_the_results_columns(store: RunStore) -> None:
+    # The /v1 run object's counts, usage and per-criterion results, without a record read.
+    run, _ = await store.create_run(make_new_run(), make_cases(4))
+    exact = EvaluatorResult(name="exact", type="string_check", score=1.0, verdict="pass")
+    unscored = EvaluatorResult(
+        name="judge", type="label_model", score=None, verdict=None, status="judge_error"
+    )
+    outcomes = [
+        make_record("case-0").model_copy(
+            update={
+                "evaluator_results": [exact.model_copy(update={"passed": True}), unscored],
+                "attempts": RoleAttempts(candidate=2, judge=3),
+            }
+        ),
+        make_record("case-1", status="failed", score=0.0).model_copy(
+            update={
+                "evaluator_results": [exact.model_copy(update={"passed": False, "score": 0.0})],
+                "attempts": RoleAttempts(candidate=1, judge=1),
+            }
+        ),
+        make_record("case-2", status="error", score=None),
+    ]
+    for seq, record in enumerate(outcomes):
+        assert await store.record_result(run.id, seq, record)
+    tally = await OpenAIEvalStore(store).tally(run.id)
+    assert tally.statuses == {"passed": 1, "failed": 1, "error": 1}
+    assert tally.graders == {"exact": (1, 1)}  # the judge that could not grade: neither
+    assert tally.tokens == {"candidate": (30, 15), "judge": (60, 9)}
+    assert tally.calls == {"candidate": 3, "judge": 4}
