@@ -8,18 +8,20 @@ workers together never hold more slots than the limit, and a 429 seen by one hal
 limit for all. A slot names its holder (one per process) and expires unless that process
 renews it: the slots of a worker killed mid-call come back after ``ttl_seconds``.
 
-A call first takes a slot this process freed earlier, else asks the database. When none
-is free, the waiters of this process take turns: the one whose turn it is asks for as many
-slots as there are waiters, in one query, and hands the extra ones to the next (so a crowd
-of waiting cases costs one query per wake-up, not one each). A freed slot stays with this
+A call first takes a slot this process freed earlier, else it queues. While calls queue,
+one task of the process asks the database for as many slots as there are calls waiting,
+in one query per wake-up (a NOTIFY, or ``POLL_SECONDS``), and a slot freed here goes
+straight to the call that has waited longest: a crowd of waiting cases, or a run's first
+cases arriving all at once, costs one query, not one each. A freed slot stays with this
 process for its next call (handed to a waiter at once, or kept idle for at most
 ``IDLE_SECONDS``), for at most ``HANDOFF_SECONDS`` after it was taken. A busy process thus
 takes and frees a slot in the database about once per ``HANDOFF_SECONDS``, not twice per
-call. Fairness comes from the waiters: one that finds no free slot says so on
+call. Fairness comes from the waiters: a process whose calls find no free slot says so on
 ``WANTED_CHANNEL``. For ``WANTED_SECONDS`` after that, every other process gives back its
-idle slots at once, and a slot its calls free goes back unless one of its own waiters takes
-it and it was taken less than ``SHARE_SECONDS`` ago: processes competing for a saturated
-limit take turns every ``SHARE_SECONDS`` or sooner.
+idle slots at once, holds no more than its share of the limit (the limit divided among the
+processes that said they wait, and itself), and a slot its calls free goes back unless one
+of its own waiters takes it and it was taken less than ``SHARE_SECONDS`` ago: processes
+competing for a saturated limit split it, and take turns every ``SHARE_SECONDS`` or sooner.
 """
 
 from __future__ import annotations
@@ -142,8 +144,8 @@ class FleetLimits:
         if self._renewer is not None:
             self._renewer.cancel()
             await asyncio.gather(self._renewer, return_exceptions=True)
-        for limiter in self._limiters.values():
-            limiter.give_back_spares()
+        for limiter in list(self._limiters.values()):
+            await limiter.close()
         await asyncio.gather(*self._background, return_exceptions=True)
         if self._listener is not None:
             await self._listener.close()
@@ -179,7 +181,7 @@ class FleetLimits:
         holder, key = _pair(payload)
         limiter = self._limiters.get(str(key)) if holder != self.holder else None
         if limiter is not None:
-            limiter.wanted_elsewhere()
+            limiter.wanted_elsewhere(str(holder))
 
     def _lowered(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
         key, limit = _pair(payload)
@@ -283,16 +285,20 @@ class FleetLimiter:
         self.in_flight = 0
         self.waiting = 0
         self._fleet = fleet
-        self._turn = asyncio.Lock()
+        self._waiters: deque[asyncio.Future[tuple[int, float]]] = deque()
+        """Calls of this process waiting for a slot, first come first served."""
+        self._asker: asyncio.Task[None] | None = None
         self._woken = asyncio.Event()
         self._spare: deque[tuple[int, float, float]] = deque()
         """Slots this process holds and no call uses: (number, taken at, freed at)."""
         self._sweep: asyncio.TimerHandle | None = None
         self._wanted_until = 0.0
+        self._wanted_by: dict[str, float] = {}
+        """Other processes whose calls wait for this limit, and until when that counts."""
         self._rate_limited_at: deque[float] = deque()
 
     def wake(self) -> None:
-        """A slot was freed somewhere: the waiter whose turn it is tries again."""
+        """A slot was freed somewhere: the waiters ask the database again."""
         self._woken.set()
 
     def lowered(self, limit: int) -> None:
@@ -304,10 +310,26 @@ class FleetLimiter:
                 self._fleet.spawn(self._fleet.release(self.key, slot))
         self._spare = deque(kept)
 
-    def wanted_elsewhere(self) -> None:
+    def wanted_elsewhere(self, holder: str) -> None:
         """Another process waits for a slot: give back the idle ones, and freed ones a while."""
-        self._wanted_until = time.monotonic() + WANTED_SECONDS
+        until = time.monotonic() + WANTED_SECONDS
+        self._wanted_by[holder] = self._wanted_until = until
         self.give_back_spares()
+
+    def _room(self, now: float) -> int | None:
+        """How many more slots this process may hold while others wait (``None``: nobody does).
+
+        Its fair share is the limit divided among it and the processes that said they wait
+        within ``WANTED_SECONDS``: a process that took every slot at a run's start gives back
+        what it holds beyond that share as its calls end, instead of after ``SHARE_SECONDS``.
+        """
+        if now >= self._wanted_until:
+            return None
+        self._wanted_by = {
+            holder: until for holder, until in self._wanted_by.items() if until > now
+        }
+        share = -(-self.limit // (len(self._wanted_by) + 1))
+        return share - self.in_flight - len(self._spare)
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
@@ -322,46 +344,103 @@ class FleetLimiter:
 
     async def _release(self, slot: int, taken_at: float) -> None:
         now = time.monotonic()
-        wanted = now < self._wanted_until
         keep = self.in_flight < self.limit and self._may_keep(slot, taken_at, now)
-        if keep and (self.waiting or not wanted):
+        room = self._room(now)
+        if keep and room is not None and room <= 0:
+            keep = False  # more than its share while other processes wait: back to the fleet
+        if keep and self._hand(slot, taken_at):
+            return
+        if keep and now >= self._wanted_until:
             self._spare.append((slot, taken_at, now))  # for this process's next call
-            if self.waiting:
-                self._woken.set()
-            else:
-                self._sweep_later()
+            self._sweep_later()
             return
         await asyncio.shield(self._fleet.release(self.key, slot))
 
     async def _acquire(self) -> tuple[int, float]:
-        if not self.waiting:  # nobody queued here: no turn to wait for
+        if not self.waiting:  # nobody queued here: a kept slot may serve at once
             spare = self._take_spare()
             if spare is not None:
                 return spare
-            slots = await self._try(1)
-            if slots:
-                return slots[0], time.monotonic()
+        waiter: asyncio.Future[tuple[int, float]] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
         self.waiting += 1
+        if self._asker is None:
+            self._asker = asyncio.create_task(self._ask(), name=f"fleet-slots {self.key}")
         try:
-            async with self._turn:
-                while True:
-                    self._woken.clear()
-                    spare = self._take_spare()
-                    if spare is not None:
-                        return spare
-                    slots = await self._try(max(1, self.waiting))
-                    if slots:
-                        now = time.monotonic()
-                        self._spare.extend((slot, now, now) for slot in slots[1:])
-                        return slots[0], now
+            return await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():  # handed a slot as it was cancelled
+                self._pass_on(*waiter.result())
+            raise
+        finally:
+            self.waiting -= 1
+
+    def _hand(self, slot: int, taken_at: float) -> bool:
+        """Give a slot to the call that has waited longest here; ``False`` if none waits."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result((slot, taken_at))
+                return True
+        return False
+
+    def _pass_on(self, slot: int, taken_at: float) -> None:
+        """A slot no call here took after all: to the next waiter, else kept, else back."""
+        if self._hand(slot, taken_at):
+            return
+        self._spare.append((slot, taken_at, time.monotonic()))
+        self._sweep_later()
+
+    async def _ask(self) -> None:
+        """While calls here wait, ask the database for as many slots as they are, in one query.
+
+        A slot freed here meanwhile goes straight to a waiter (``_release``), so a crowd of
+        waiting calls costs one query per wake-up, and the calls that find no kept slot at
+        the same moment (a run's first cases) share one query instead of one each.
+        """
+        try:
+            while wanted := self._unserved():
+                self._woken.clear()
+                room = self._room(time.monotonic())
+                count = wanted if room is None else min(wanted, room)
+                slots = await self._try(count) if count > 0 else []
+                now = time.monotonic()
+                for slot in slots:
+                    self._pass_on(slot, now)
+                if not slots and self._unserved():
                     self._fleet.spawn(self._fleet.announce_wanted(self.key))
                     with contextlib.suppress(TimeoutError):
                         async with asyncio.timeout(POLL_SECONDS):
                             await self._woken.wait()
+        except Exception as exc:  # the database failed: the waiting calls fail with it
+            for waiter in self._drain():
+                waiter.set_exception(exc)
+        except asyncio.CancelledError:  # this process closes
+            for waiter in self._drain():
+                waiter.cancel()
+            raise
         finally:
-            self.waiting -= 1
-            if self.waiting == 0 and self._spare:
-                self._sweep_later()  # slots handed to waiters that gave up (cancelled)
+            self._asker = None
+
+    def _unserved(self) -> int:
+        """How many calls here wait and have no slot handed to them yet."""
+        while self._waiters and self._waiters[0].done():
+            self._waiters.popleft()
+        return sum(not waiter.done() for waiter in self._waiters)
+
+    def _drain(self) -> list[asyncio.Future[tuple[int, float]]]:
+        """The waiters not served yet, taken off the queue."""
+        waiters = [waiter for waiter in self._waiters if not waiter.done()]
+        self._waiters.clear()
+        return waiters
+
+    async def close(self) -> None:
+        """Stop asking for slots (calls still waiting are cancelled); kept slots go back."""
+        if self._asker is not None:
+            asker = self._asker
+            asker.cancel()
+            await asyncio.gather(asker, return_exceptions=True)
+        self.give_back_spares()
 
     def _take_spare(self) -> tuple[int, float] | None:
         """The slot freed last that may still be used here; stale ones go back."""

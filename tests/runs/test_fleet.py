@@ -99,14 +99,7 @@ async def test_a_process_reuses_a_slot_it_freed_and_gives_it_back_when_idle(
     two_holders: tuple[FleetLimits, FleetLimits], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first, second = two_holders
-    asked: list[int] = []
-    try_acquire = first.try_acquire
-
-    async def counted(key: str, max_limit: int, count: int = 1) -> list[int]:
-        asked.append(count)
-        return await try_acquire(key, max_limit, count)
-
-    monkeypatch.setattr(first, "try_acquire", counted)
+    asked = count_queries(first, monkeypatch)
     limiter = first.limiter("target:t:judge", 1)
     for _ in range(20):
         async with limiter.slot():
@@ -115,6 +108,48 @@ async def test_a_process_reuses_a_slot_it_freed_and_gives_it_back_when_idle(
     assert await second.try_acquire("target:t:judge", 1) == []  # still this process's
     await asyncio.sleep(IDLE_SECONDS + 0.15)
     assert await second.try_acquire("target:t:judge", 1) == [0]  # given back once idle
+
+
+def count_queries(limits: FleetLimits, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The ``count`` of every slot query ``limits`` sends from now on, in order."""
+    asked: list[int] = []
+    try_acquire = limits.try_acquire
+
+    async def counted(key: str, max_limit: int, count: int = 1) -> list[int]:
+        asked.append(count)
+        return await try_acquire(key, max_limit, count)
+
+    monkeypatch.setattr(limits, "try_acquire", counted)
+    return asked
+
+
+async def test_calls_that_arrive_together_without_kept_slots_share_one_query(
+    two_holders: tuple[FleetLimits, FleetLimits], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, _ = two_holders
+    asked = count_queries(first, monkeypatch)
+    limiter = first.limiter("run:start", 30)
+    await asyncio.gather(*(_hold(limiter) for _ in range(30)))  # a run's first cases
+    assert asked == [30]
+
+
+async def test_a_slot_freed_here_goes_to_the_longest_waiting_call_without_a_query(
+    two_holders: tuple[FleetLimits, FleetLimits], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, _ = two_holders
+    asked = count_queries(first, monkeypatch)
+    limiter = first.limiter("run:saturated", 2)
+    served: list[int] = []
+
+    async def call(index: int) -> None:
+        async with limiter.slot():
+            served.append(index)
+            await asyncio.sleep(0.01)
+
+    calls = [asyncio.create_task(call(index)) for index in range(12)]
+    await asyncio.gather(*calls)
+    assert served == list(range(12))
+    assert len(asked) <= 3  # the first two slots, then a try or two while ten calls wait
 
 
 async def test_a_slot_kept_by_one_process_goes_at_once_to_another_process_that_waits(
@@ -133,6 +168,35 @@ async def test_a_slot_kept_by_one_process_goes_at_once_to_another_process_that_w
             assert not waiting_first.done()  # the second holds the only slot
     async with asyncio.timeout(2):  # and the first process's waiter gets it back in turn
         await waiting_first
+
+
+async def test_a_process_that_took_every_slot_gives_back_all_but_its_share_to_one_that_waits(
+    two_holders: tuple[FleetLimits, FleetLimits],
+) -> None:
+    first, second = two_holders
+    limiters = [first.limiter("run:shared", 4), second.limiter("run:shared", 4)]
+    in_flight = [0, 0]
+    peak_second = 0
+    stop = asyncio.Event()
+
+    async def busy(index: int) -> None:  # a worker with more cases than slots
+        nonlocal peak_second
+        while not stop.is_set():
+            async with limiters[index].slot():
+                in_flight[index] += 1
+                if index == 1:
+                    peak_second = max(peak_second, in_flight[1])
+                await asyncio.sleep(0.02)
+                in_flight[index] -= 1
+
+    first_calls = [asyncio.create_task(busy(0)) for _ in range(8)]
+    await asyncio.sleep(0.2)
+    assert in_flight[0] == 4  # the first process took every slot
+    second_calls = [asyncio.create_task(busy(1)) for _ in range(8)]
+    await asyncio.sleep(1.0)  # well within SHARE_SECONDS, the longest a slot stays otherwise
+    stop.set()
+    await asyncio.gather(*first_calls, *second_calls)
+    assert peak_second == 2  # half of the limit, each
 
 
 async def test_a_limit_found_missing_by_many_calls_at_once_is_created_once(
