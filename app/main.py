@@ -11,7 +11,6 @@ from contextlib import asynccontextmanager
 from functools import cache
 from typing import Any
 
-import httpx
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
@@ -39,9 +38,7 @@ def _operation_id(route: APIRoute) -> str:
     return route.operation_id or route.name
 
 
-def create_app(
-    settings: Settings | None = None, *, transport: httpx.AsyncBaseTransport | None = None
-) -> FastAPI:
+def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app: settings (the targets file read here), lifespan resources, routes.
 
     Raises:
@@ -51,7 +48,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        services = await build_services(settings, metrics, transport=transport)
+        services = await build_services(settings, metrics)
         app.state.services = services
         freeze_startup_heap()
         try:

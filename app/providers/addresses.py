@@ -13,13 +13,12 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import aiohttp
 import httpx
 from aiohttp.abc import AbstractResolver, ResolveResult
-from httpx_aiohttp import AiohttpTransport
 
 from app.providers.errors import InlineTargetRefused
 
@@ -141,15 +140,13 @@ class PinnedResolver(AbstractResolver):
         """Nothing to release."""
 
 
-def pinned_transport(pinned: PinnedHost) -> httpx.AsyncBaseTransport:
-    """An adapter transport whose connections go only to the pinned host's checked addresses."""
+def pinned_connector(pinned: PinnedHost) -> Callable[[], aiohttp.BaseConnector]:
+    """An adapter's connection pool that connects only to the pinned host's checked addresses."""
     ssl_context = httpx.create_ssl_context()
 
-    def session() -> aiohttp.ClientSession:
-        connector = aiohttp.TCPConnector(
+    def connector() -> aiohttp.BaseConnector:
+        return aiohttp.TCPConnector(
             resolver=PinnedResolver(pinned), ssl=ssl_context, use_dns_cache=False
         )
-        return aiohttp.ClientSession(connector=connector)
 
-    client: Any = session
-    return AiohttpTransport(client=client)
+    return connector

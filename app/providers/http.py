@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
 import aiohttp
 import httpx
 import orjson
-from httpx_aiohttp import AiohttpTransport
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from app.providers.base import ProviderKind, ProviderRequest, ProviderResponse
@@ -114,26 +113,48 @@ TargetT = TypeVar("TargetT", bound=KeyedTarget)
 DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024
 
 
-def default_transport() -> httpx.AsyncBaseTransport:
-    """The adapters' transport: aiohttp under the httpx API.
+ConnectorFactory = Callable[[], aiohttp.BaseConnector]
+"""Builds an adapter's connection pool (its first call does, inside the event loop)."""
 
-    httpx's own async pool costs several ms of CPU per request under concurrency, which caps
-    a 2-core service far below the request rates its providers allow.
+MAX_CONNECTIONS = 1000
+KEEPALIVE_SECONDS = 30.0
+
+
+def default_connector() -> aiohttp.BaseConnector:
+    """An adapter's connection pool: TCP and TLS, certificates checked against certifi's CAs."""
+    return aiohttp.TCPConnector(
+        limit=MAX_CONNECTIONS,
+        keepalive_timeout=KEEPALIVE_SECONDS,
+        ssl=httpx.create_ssl_context(),
+    )
+
+
+def client_session(
+    connector: aiohttp.BaseConnector, timeout_seconds: float
+) -> aiohttp.ClientSession:
+    """The aiohttp session of one adapter.
+
+    aiohttp rather than httpx: httpx's own async pool costs several ms of CPU per request
+    under concurrency, and even over aiohttp its request and response models took about a
+    third of each call's CPU at hundreds of calls/s. No cookies are kept (a provider's cookie
+    must not follow later calls), proxies are not taken from the environment, and a reply is
+    decompressed in bounded steps (``_read_capped`` counts what comes out).
     """
-    return AiohttpTransport(limits=httpx.Limits(max_connections=1000, keepalive_expiry=30))
-
-
-def _refused_connection(exc: httpx.TimeoutException) -> bool:
-    """Whether a "timeout" is really a refused or failed connection.
-
-    httpx-aiohttp maps every aiohttp connection error, refusals included, to ConnectTimeout.
-    """
-    cause = exc.__cause__
-    return isinstance(cause, aiohttp.ClientConnectionError) and not isinstance(cause, TimeoutError)
+    return aiohttp.ClientSession(
+        connector=connector,
+        cookie_jar=aiohttp.DummyCookieJar(),
+        timeout=aiohttp.ClientTimeout(
+            total=None,
+            connect=timeout_seconds,  # a free connection, or a new one
+            sock_connect=min(10.0, timeout_seconds),
+            sock_read=timeout_seconds,
+        ),
+        trust_env=False,
+    )
 
 
 class HttpAdapter(ABC, Generic[TargetT]):
-    """One wire format over one long-lived ``httpx.AsyncClient``; one attempt per call."""
+    """One wire format over one long-lived ``aiohttp.ClientSession``; one attempt per call."""
 
     kind: ProviderKind = "api"
     api: str = "provider"
@@ -142,7 +163,7 @@ class HttpAdapter(ABC, Generic[TargetT]):
         self,
         target: TargetT,
         *,
-        transport: httpx.AsyncBaseTransport | None,
+        connector: ConnectorFactory | None,
         timeout_seconds: float,
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
@@ -151,15 +172,10 @@ class HttpAdapter(ABC, Generic[TargetT]):
         self.name = target.name
         self._key = target.api_key.get_secret_value() if target.api_key else ""
         self._secrets = [self._key] if self._key else []
-        timeout = httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds))
-        self._client = httpx.AsyncClient(
-            transport=transport or default_transport(),
-            timeout=timeout,
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-            follow_redirects=False,
-        )
-        self._timeout = timeout.as_dict()
-        self._endpoint: tuple[httpx.URL, httpx.Headers] | None = None
+        self._connector = connector or default_connector
+        self._timeout_seconds = timeout_seconds
+        self._session: aiohttp.ClientSession | None = None
+        self._endpoint: tuple[str, dict[str, str]] | None = None
 
     @abstractmethod
     def build_body(self, request: ProviderRequest) -> tuple[dict[str, Any], list[str]]:
@@ -186,50 +202,38 @@ class HttpAdapter(ABC, Generic[TargetT]):
         body, rewrites = self.build_body(request)
         return ProviderPreview(body=scrub(body, self._secrets), rewrites=rewrites)
 
-    def _request(self, body: dict[str, Any]) -> httpx.Request:
-        """The HTTP request for ``body``; URL and headers are worked out once per adapter.
-
-        Built here rather than by ``client.post`` because merging the client's URL, headers
-        and cookies into every request was a tenth of a call's CPU at hundreds of calls/s.
-        """
-        if self._endpoint is None:
-            headers = httpx.Headers({**self.headers(), "content-type": "application/json"})
-            self._endpoint = (httpx.URL(self.url()), headers)
-        url, headers = self._endpoint
-        return httpx.Request(
-            "POST", url, headers=headers, content=orjson.dumps(body),
-            extensions={"timeout": self._timeout},
-        )  # fmt: skip
+    def _client(self) -> tuple[aiohttp.ClientSession, str, dict[str, str]]:
+        """The session, URL and headers; made on the first call, in the event loop."""
+        if self._session is None or self._endpoint is None:
+            self._session = client_session(self._connector(), self._timeout_seconds)
+            self._endpoint = (self.url(), {**self.headers(), "content-type": "application/json"})
+        return self._session, *self._endpoint
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Send one request; map every failure into the ``ProviderError`` tree."""
         body, _ = self.build_body(request)
+        session, url, headers = self._client()
         started = time.perf_counter()
         try:
-            response = await self._client.send(self._request(body), stream=True)
-            try:
+            async with session.post(
+                url, data=orjson.dumps(body), headers=headers, allow_redirects=False
+            ) as response:
                 content = await self._read_capped(response)
-            finally:
-                await response.aclose()
-        except httpx.TimeoutException as exc:
-            if _refused_connection(exc):
-                raise ProviderUnavailable(
-                    f"target {self.name!r}: no connection ({self._cause(exc)})", target=self.name
-                ) from exc
+        except TimeoutError as exc:  # aiohttp's timeouts (connect, read) are TimeoutErrors
             raise ProviderTimeout(
                 f"target {self.name!r}: no answer in time ({type(exc).__name__})",
                 target=self.name,
             ) from exc
-        except httpx.TransportError as exc:
+        except aiohttp.ClientError as exc:
             raise ProviderUnavailable(
                 f"target {self.name!r}: no connection ({self._cause(exc)})", target=self.name
             ) from exc
         latency_ms = (time.perf_counter() - started) * 1000
         payload = self._json(content)
-        if response.status_code >= 400:
+        if response.status >= 400:
             raise self._error_for(response, payload)
         if payload is None:
-            raise self._invalid(f"answered {response.status_code} with a body that is not JSON")
+            raise self._invalid(f"answered {response.status} with a body that is not JSON")
         try:
             reply = self.parse_reply(payload, request)
         except (ValidationError, ValueError, KeyError, IndexError, TypeError) as exc:
@@ -240,15 +244,16 @@ class HttpAdapter(ABC, Generic[TargetT]):
             update={
                 "latency_ms": latency_ms,
                 "raw": scrub(payload, self._secrets),
-                "status": response.status_code,
+                "status": response.status,
             }
         )
 
     async def aclose(self) -> None:
-        """Close the HTTP client and its connections."""
-        await self._client.aclose()
+        """Close the session and its connections."""
+        if self._session is not None:
+            await self._session.close()
 
-    async def _read_capped(self, response: httpx.Response) -> bytes:
+    async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes:
         """The decoded body, read as a stream and given up past ``max_reply_bytes``.
 
         Counting decoded bytes is what bounds memory: a small compressed reply can inflate
@@ -257,14 +262,14 @@ class HttpAdapter(ABC, Generic[TargetT]):
         limit = self._max_reply_bytes
         chunks: list[bytes] = []
         size = 0
-        async for chunk in response.aiter_bytes():
+        async for chunk in response.content.iter_any():
             size += len(chunk)
             if size > limit:
                 raise ProviderReplyTooLarge(
                     f"target {self.name!r}: {self.api} sent a reply larger than {limit} bytes "
                     "(decoded); the limit is EVAL_PROVIDER_MAX_REPLY_BYTES",
                     target=self.name,
-                    upstream_status=response.status_code,
+                    upstream_status=response.status,
                 )
             chunks.append(chunk)
         return b"".join(chunks)
@@ -275,21 +280,20 @@ class HttpAdapter(ABC, Generic[TargetT]):
         except orjson.JSONDecodeError:
             return None
 
-    def _error_for(self, response: httpx.Response, payload: Any) -> ProviderError:
+    def _error_for(self, response: aiohttp.ClientResponse, payload: Any) -> ProviderError:
         try:
             error = self.parse_error(payload) if payload is not None else None
         except (ValidationError, ValueError, KeyError, TypeError):
             error = None
         if error is None:
-            error = UpstreamError(message=response.reason_phrase or "no error message")
+            error = UpstreamError(message=response.reason or "no error message")
         error = error.model_copy(update={"message": redact(error.message, self._secrets)[:500]})
-        return upstream_error(self.name, self.api, response.status_code, response.headers, error)
+        return upstream_error(self.name, self.api, response.status, response.headers, error)
 
-    def _cause(self, exc: httpx.HTTPError) -> str:
-        """The transport's own error, named and explained (``ClientConnectorError: ...``)."""
-        cause = exc.__cause__ or exc
-        text = redact(str(cause).strip(), self._secrets)
-        return f"{type(cause).__name__}: {text}"[:300] if text else type(cause).__name__
+    def _cause(self, exc: aiohttp.ClientError) -> str:
+        """The client's error, named and explained (``ClientConnectorError: ...``)."""
+        text = redact(str(exc).strip(), self._secrets)
+        return f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__
 
     def _invalid(self, problem: str) -> ProviderResponseInvalid:
         return ProviderResponseInvalid(

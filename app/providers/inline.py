@@ -10,8 +10,9 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from app.providers.addresses import pin_host, pinned_transport
+from app.providers.addresses import pin_host, pinned_connector
 from app.providers.errors import InlineTargetRefused
+from app.providers.http import ConnectorFactory
 from app.settings import Settings
 from app.settings.targets import (
     ENV_VARIABLE,
@@ -56,10 +57,10 @@ def check_inline_url(url: str, *, allow_private: bool) -> httpx.URL:
 
 @dataclass(frozen=True)
 class InlineTarget:
-    """A checked inline target and the transport pinned to its checked addresses."""
+    """A checked inline target and its connections, pinned to its checked addresses."""
 
     config: TargetConfig
-    transport: httpx.AsyncBaseTransport | None
+    connector: ConnectorFactory | None
 
 
 async def inline_target(config: Mapping[str, Any], settings: Settings) -> InlineTarget:
@@ -83,9 +84,9 @@ async def inline_target(config: Mapping[str, Any], settings: Settings) -> Inline
         raise InlineTargetRefused(f"inline target is not valid: {problems}") from None
     url = target.endpoint_url()
     if url is None:
-        return InlineTarget(config=target, transport=None)
+        return InlineTarget(config=target, connector=None)
     allow_private = settings.inline_target_allow_private
     pinned = await pin_host(
         check_inline_url(url, allow_private=allow_private), allow_private=allow_private
     )
-    return InlineTarget(config=target, transport=pinned_transport(pinned))
+    return InlineTarget(config=target, connector=pinned_connector(pinned))

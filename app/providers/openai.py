@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
 from app.providers.http import (
     DEFAULT_MAX_REPLY_BYTES,
+    ConnectorFactory,
     HttpAdapter,
     UpstreamError,
     model_options,
@@ -168,13 +169,13 @@ class OpenAIAdapter(HttpAdapter[OpenAITarget]):
         self,
         target: OpenAITarget,
         *,
-        transport: httpx.AsyncBaseTransport | None,
+        connector: ConnectorFactory | None,
         timeout_seconds: float,
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
         super().__init__(
             target,
-            transport=transport,
+            connector=connector,
             timeout_seconds=timeout_seconds,
             max_reply_bytes=max_reply_bytes,
         )

@@ -13,14 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import httpx
-
 from app.providers.anthropic import AnthropicAdapter
 from app.providers.azure import AzureAdapter
 from app.providers.base import CallObserver, CallRole, Provider, ProviderRequest
 from app.providers.cli import CliAdapter
 from app.providers.errors import UnknownTarget
 from app.providers.gemini import GeminiAdapter
+from app.providers.http import ConnectorFactory
 from app.providers.limiter import LimiterFactory, LimiterState, local_limiter
 from app.providers.mock import MockAdapter
 from app.providers.openai import OpenAIAdapter
@@ -52,7 +51,7 @@ STAND_IN_TARGETS: dict[str, dict[str, Any]] = {
 class AdapterOptions:
     """What every adapter factory may use besides the target's own configuration."""
 
-    transport: httpx.AsyncBaseTransport | None
+    connector: ConnectorFactory | None
     timeout_seconds: float
     cli_path: str
     max_reply_bytes: int
@@ -60,7 +59,7 @@ class AdapterOptions:
     def http(self) -> dict[str, Any]:
         """The keyword arguments of every HTTP adapter."""
         return {
-            "transport": self.transport,
+            "connector": self.connector,
             "timeout_seconds": self.timeout_seconds,
             "max_reply_bytes": self.max_reply_bytes,
         }
@@ -86,7 +85,6 @@ class ProviderRegistry:
         self,
         settings: Settings,
         *,
-        transport: httpx.AsyncBaseTransport | None = None,
         sleep: Sleep = asyncio.sleep,
         observer: CallObserver | None = None,
         limiters: LimiterFactory = local_limiter,
@@ -95,7 +93,7 @@ class ProviderRegistry:
         self._observer = observer
         self._sleep = sleep
         self._adapter_options = AdapterOptions(
-            transport=transport,
+            connector=None,
             timeout_seconds=settings.provider_attempt_timeout_seconds,
             cli_path=settings.program_path(),
             max_reply_bytes=settings.provider_max_reply_bytes,
@@ -115,12 +113,12 @@ class ProviderRegistry:
         self,
         config: TargetConfig,
         *,
-        transport: httpx.AsyncBaseTransport | None = None,
+        connector: ConnectorFactory | None = None,
         limiters: LimiterFactory = local_limiter,
     ) -> TargetRuntime:
         """A runtime for one target (also for a validated inline target; close it after use).
 
-        ``transport`` replaces the registry's own (an inline target's pinned transport).
+        ``connector`` replaces the default connections (an inline target's pinned ones).
         Configured targets get the registry's limiters (fleet-wide ones when the service
         shares a PostgreSQL with other workers); inline targets keep in-process limits.
         """
@@ -129,8 +127,8 @@ class ProviderRegistry:
         # The client's own timeout must not cut an attempt before the role's limit does.
         longest = max(policy.attempt_timeout_seconds for policy in policies.values())
         options = replace(self._adapter_options, timeout_seconds=longest)
-        if transport is not None:
-            options = replace(options, transport=transport)
+        if connector is not None:
+            options = replace(options, connector=connector)
         return TargetRuntime(
             config,
             ADAPTERS[config.provider](config, options),

@@ -9,8 +9,6 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from app.evaluation.prepared import PreparedRun
 from app.evaluators.programs import ProgramRunner
 from app.observability.logging import add_log_secrets
@@ -65,7 +63,6 @@ async def build_services(
     settings: Settings,
     metrics: Metrics,
     *,
-    transport: httpx.AsyncBaseTransport | None = None,
     execute_cases: bool | None = None,
 ) -> Services:
     """Open the store (migrating it), the targets, what executes runs, and the sample run.
@@ -88,7 +85,6 @@ async def build_services(
             stack.push_async_callback(fleet.aclose)
         providers = ProviderRegistry(
             settings,
-            transport=transport,
             observer=metrics,
             limiters=fleet.target_limiters() if fleet else local_limiter,
         )

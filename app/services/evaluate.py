@@ -75,7 +75,7 @@ async def open_inline_targets(
                 errors=[FieldError(path=f"targets[{index}].name", message="name already used")],
             )
     return {
-        target.config.name: registry.build_runtime(target.config, transport=target.transport)
+        target.config.name: registry.build_runtime(target.config, connector=target.connector)
         for target in checked
     }
 

@@ -146,3 +146,13 @@ async def test_reply_of_the_wrong_shape_is_a_response_invalid_error(fake_llm, ma
     fake_llm.script(Reply(body={"type": "message", "content": "not a list"}))
     with pytest.raises(ProviderResponseInvalid):
         await registry.get("claude").complete(request_for())
+
+
+async def test_a_cookie_a_provider_sets_is_not_sent_with_later_calls(fake_llm, make_registry):
+    fake_llm.responder = lambda _: Reply(headers={"set-cookie": "session=abc; Path=/"})
+    # By a host name: cookie jars keep no cookie of a bare IP address anyway.
+    url = fake_llm.url.replace("127.0.0.1", "localhost")
+    runtime = make_registry([openai_target(url)]).get("gpt")
+    await runtime.complete(request_for())
+    await runtime.complete(request_for())
+    assert [sent.headers.get("cookie") for sent in fake_llm.requests] == [None, None]
