@@ -20,8 +20,10 @@ call. Fairness comes from the waiters: a process whose calls find no free slot s
 ``WANTED_CHANNEL``. For ``WANTED_SECONDS`` after that, every other process gives back its
 idle slots at once, holds no more than its share of the limit (the limit divided among the
 processes that said they wait, and itself), and a slot its calls free goes back unless one
-of its own waiters takes it and it was taken less than ``SHARE_SECONDS`` ago: processes
-competing for a saturated limit split it, and take turns every ``SHARE_SECONDS`` or sooner.
+of its own waiters takes it: processes competing for a saturated limit split it. Only the
+slots the division leaves over (all of them, when the limit is smaller than the processes)
+change hands every ``SHARE_SECONDS``; a process within its part keeps its slots. Slots given
+back while a query is under way go together in the next one, with one NOTIFY.
 """
 
 from __future__ import annotations
@@ -90,9 +92,9 @@ SELECT ARRAY(SELECT slot FROM taken) AS slots,
 RELEASE = """
 WITH freed AS (
     UPDATE fleet_slots SET holder = NULL, expires_at = NULL
-    WHERE key = $1 AND slot = $2 AND holder = $3 RETURNING key
+    WHERE key = $1 AND slot = ANY($2::int[]) AND holder = $3 RETURNING slot
 )
-SELECT pg_notify($4, key) FROM freed
+SELECT pg_notify($4, $1) WHERE EXISTS (SELECT 1 FROM freed)
 """
 SUCCEEDED = """
 UPDATE fleet_limits SET
@@ -194,11 +196,12 @@ class FleetLimits:
         payload = json.dumps([self.holder, key])
         await self._pool.execute("SELECT pg_notify($1, $2)", WANTED_CHANNEL, payload)
 
-    def spawn(self, coroutine: Any) -> None:
-        """Run a query in the background (a slot freed, a count, a want), keeping a reference."""
+    def spawn(self, coroutine: Any) -> asyncio.Task[Any]:
+        """Run a query in the background (slots freed, a count, a want), keeping a reference."""
         task = asyncio.create_task(coroutine)
         self._background.add(task)
         task.add_done_callback(self._finished)
+        return task
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._background.discard(task)
@@ -236,9 +239,9 @@ class FleetLimits:
         if self._ensuring.get(key) is done:
             del self._ensuring[key]
 
-    async def release(self, key: str, slot: int) -> None:
-        """Free a slot this process holds and wake the workers waiting for one."""
-        await self._pool.execute(RELEASE, key, slot, self.holder, CHANNEL)
+    async def release(self, key: str, slots: list[int]) -> None:
+        """Free slots this process holds and wake the workers waiting for one (one NOTIFY)."""
+        await self._pool.execute(RELEASE, key, slots, self.holder, CHANNEL)
 
     async def succeeded(self, key: str) -> int:
         """Count a success; returns the limit in force after it."""
@@ -296,6 +299,11 @@ class FleetLimiter:
         self._wanted_by: dict[str, float] = {}
         """Other processes whose calls wait for this limit, and until when that counts."""
         self._rate_limited_at: deque[float] = deque()
+        self._returning: list[int] = []
+        """Slots to give back with the next query (those freed while one is under way)."""
+        self._returned: asyncio.Future[None] | None = None
+        """Settled when the query giving back ``_returning`` has committed."""
+        self._returner: asyncio.Task[None] | None = None
 
     def wake(self) -> None:
         """A slot was freed somewhere: the waiters ask the database again."""
@@ -307,7 +315,7 @@ class FleetLimiter:
         kept = [spare for spare in self._spare if spare[0] < self.limit]
         for slot, _, _ in self._spare:
             if slot >= self.limit:
-                self._fleet.spawn(self._fleet.release(self.key, slot))
+                self._give_back(slot)
         self._spare = deque(kept)
 
     def wanted_elsewhere(self, holder: str) -> None:
@@ -323,13 +331,20 @@ class FleetLimiter:
         within ``WANTED_SECONDS``: a process that took every slot at a run's start gives back
         what it holds beyond that share as its calls end, instead of after ``SHARE_SECONDS``.
         """
+        others = self._waiting_elsewhere(now)
+        if others is None:
+            return None
+        share = -(-self.limit // (others + 1))
+        return share - self.in_flight - len(self._spare)
+
+    def _waiting_elsewhere(self, now: float) -> int | None:
+        """How many other processes said they wait within ``WANTED_SECONDS`` (None: none)."""
         if now >= self._wanted_until:
             return None
         self._wanted_by = {
             holder: until for holder, until in self._wanted_by.items() if until > now
         }
-        share = -(-self.limit // (len(self._wanted_by) + 1))
-        return share - self.in_flight - len(self._spare)
+        return len(self._wanted_by)
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
@@ -354,7 +369,7 @@ class FleetLimiter:
             self._spare.append((slot, taken_at, now))  # for this process's next call
             self._sweep_later()
             return
-        await asyncio.shield(self._fleet.release(self.key, slot))
+        await asyncio.shield(self._give_back(slot))
 
     async def _acquire(self) -> tuple[int, float]:
         if not self.waiting:  # nobody queued here: a kept slot may serve at once
@@ -390,6 +405,36 @@ class FleetLimiter:
             return
         self._spare.append((slot, taken_at, time.monotonic()))
         self._sweep_later()
+
+    def _give_back(self, slot: int) -> asyncio.Future[None]:
+        """Give a slot back to the fleet; settled once the query that frees it commits.
+
+        Slots given back while a query is under way go together in the next one, with one
+        NOTIFY: a process leaving its share of a busy run frees its slots in a few queries
+        instead of one each, and the waiting processes ask again once per query.
+        """
+        self._returning.append(slot)
+        if self._returned is None:
+            self._returned = asyncio.get_running_loop().create_future()
+        if self._returner is None:
+            self._returner = self._fleet.spawn(self._return_slots())
+        return self._returned
+
+    async def _return_slots(self) -> None:
+        try:
+            while self._returning and self._returned is not None:
+                slots, returned = self._returning, self._returned
+                self._returning, self._returned = [], None
+                try:
+                    await self._fleet.release(self.key, slots)
+                except Exception as exc:
+                    logger.warning("giving back slots of %s failed", self.key, exc_info=exc)
+                    returned.set_exception(exc)
+                    returned.exception()  # marked retrieved: a spawned give-back awaits none
+                else:
+                    returned.set_result(None)
+        finally:
+            self._returner = None
 
     async def _ask(self) -> None:
         """While calls here wait, ask the database for as many slots as they are, in one query.
@@ -449,15 +494,29 @@ class FleetLimiter:
             slot, taken_at, _ = self._spare.pop()
             if self._may_keep(slot, taken_at, now):
                 return slot, taken_at
-            self._fleet.spawn(self._fleet.release(self.key, slot))
+            self._give_back(slot)
         return None
 
     def _may_keep(self, slot: int, taken_at: float, now: float) -> bool:
-        """Whether a slot taken at ``taken_at`` may serve another call of this process."""
+        """Whether a slot taken at ``taken_at`` may serve another call of this process.
+
+        Slots go back after ``HANDOFF_SECONDS``. While other processes wait, a slot beyond
+        this process's certain part of the limit (the limit divided among the processes that
+        wait, rounded down) goes back after ``SHARE_SECONDS``: the processes take turns with
+        the slots the division leaves over (all of them, when the limit is smaller than the
+        processes), and a process within its part keeps its slots instead of each going round
+        the database every ``SHARE_SECONDS``.
+        """
         if slot >= self.limit:  # the limit was lowered (a 429) since it was taken
             return False
-        held = now - taken_at
-        return held < (SHARE_SECONDS if now < self._wanted_until else HANDOFF_SECONDS)
+        held_for = now - taken_at
+        if held_for >= HANDOFF_SECONDS:
+            return False
+        others = self._waiting_elsewhere(now)
+        if others is None or held_for < SHARE_SECONDS:
+            return True
+        holds = self.in_flight + len(self._spare) + 1  # with this slot, which neither counts
+        return holds <= self.limit // (others + 1)
 
     def _sweep_later(self, delay: float = IDLE_SECONDS) -> None:
         if self._sweep is None:
@@ -472,7 +531,7 @@ class FleetLimiter:
         kept: deque[tuple[int, float, float]] = deque()
         for slot, taken_at, freed_at in self._spare:
             if freed_at <= idle_since:
-                self._fleet.spawn(self._fleet.release(self.key, slot))
+                self._give_back(slot)
             else:
                 kept.append((slot, taken_at, freed_at))
         self._spare = kept
@@ -486,7 +545,7 @@ class FleetLimiter:
             self._sweep = None
         while self._spare:
             slot, _, _ = self._spare.popleft()
-            self._fleet.spawn(self._fleet.release(self.key, slot))
+            self._give_back(slot)
 
     async def _try(self, count: int) -> list[int]:
         """One try, carried to its end even if the caller is cancelled (then freed)."""
@@ -500,7 +559,7 @@ class FleetLimiter:
     def _free_abandoned(self, attempt: asyncio.Future[list[int]]) -> None:
         if not attempt.cancelled() and attempt.exception() is None:
             for slot in attempt.result():
-                self._fleet.spawn(self._fleet.release(self.key, slot))
+                self._give_back(slot)
 
     def record_success(self) -> None:
         """A call succeeded: after a lowered limit, count it towards raising it again."""

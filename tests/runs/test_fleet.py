@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -199,6 +200,98 @@ async def test_a_process_that_took_every_slot_gives_back_all_but_its_share_to_on
     assert peak_second == 2  # half of the limit, each
 
 
+def count_releases(limits: FleetLimits, monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """The slots of every query ``limits`` sends from now on to give slots back, in order."""
+    given: list[list[int]] = []
+    release = limits.release
+
+    async def counted(key: str, slots: list[int]) -> None:
+        given.append(list(slots))
+        await release(key, slots)
+
+    monkeypatch.setattr(limits, "release", counted)
+    return given
+
+
+async def _busy(limiter: Any, served: list[str], name: str, stop: asyncio.Event) -> None:
+    """A worker with more cases than slots: 20 ms calls, one after another."""
+    while not stop.is_set():
+        async with limiter.slot():
+            served.append(name)
+            await asyncio.sleep(0.02)
+
+
+async def test_processes_within_their_part_of_a_saturated_limit_keep_their_slots(
+    two_holders: tuple[FleetLimits, FleetLimits], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("app.runs.fleet_limits.SHARE_SECONDS", 0.2)
+    first, second = two_holders
+    given = [count_releases(first, monkeypatch), count_releases(second, monkeypatch)]
+    limiters = [first.limiter("run:split", 4), second.limiter("run:split", 4)]
+    served: list[str] = []
+    stop = asyncio.Event()
+    calls = [
+        asyncio.create_task(_busy(limiters[index], served, name, stop))
+        for index, name in enumerate("ab")
+        for _ in range(6)
+    ]
+    await asyncio.sleep(1.0)  # the limit is split two and two
+    for releases in given:
+        releases.clear()
+    settled = len(served)
+    await asyncio.sleep(1.0)  # five times SHARE_SECONDS
+    meanwhile = [list(releases) for releases in given]
+    stop.set()
+    await asyncio.gather(*calls)
+    later = served[settled:]
+    assert later.count("a") > 50
+    assert later.count("b") > 50
+    assert meanwhile == [[], []]  # no slot went round the database
+
+
+async def test_processes_take_turns_when_the_limit_is_smaller_than_they_are(
+    two_holders: tuple[FleetLimits, FleetLimits], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("app.runs.fleet_limits.SHARE_SECONDS", 0.2)
+    first, second = two_holders
+    limiters = [first.limiter("run:one", 1), second.limiter("run:one", 1)]
+    served: list[str] = []
+    stop = asyncio.Event()
+    calls = [
+        asyncio.create_task(_busy(limiters[index], served, name, stop))
+        for index, name in enumerate("ab")
+        for _ in range(3)
+    ]
+    await asyncio.sleep(2.0)
+    stop.set()
+    await asyncio.gather(*calls)
+    turns = sum(1 for before, after in itertools.pairwise(served) if before != after)
+    assert turns >= 4  # the only slot changed process every SHARE_SECONDS or so
+
+
+async def test_slots_a_process_gives_back_at_once_go_in_one_query(
+    two_holders: tuple[FleetLimits, FleetLimits], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = two_holders
+    given = count_releases(first, monkeypatch)
+    limiters = [first.limiter("run:handover", 8), second.limiter("run:handover", 8)]
+    gate = asyncio.Event()
+
+    async def case(limiter: Any) -> None:
+        async with limiter.slot():
+            await gate.wait()
+
+    first_cases = [asyncio.create_task(case(limiters[0])) for _ in range(8)]
+    await asyncio.sleep(0.3)  # the first process holds every slot
+    second_cases = [asyncio.create_task(case(limiters[1])) for _ in range(4)]
+    await asyncio.sleep(0.3)  # and hears that the second waits
+    gate.set()  # its eight cases end together, and their slots go back while another waits
+    async with asyncio.timeout(2):
+        await asyncio.gather(*first_cases, *second_cases)
+    assert sorted(slot for slots in given for slot in slots) == list(range(8))
+    assert len(given) <= 2  # one query, or two if the first was sent before the rest ended
+
+
 async def test_a_limit_found_missing_by_many_calls_at_once_is_created_once(
     two_holders: tuple[FleetLimits, FleetLimits], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -271,7 +364,7 @@ async def test_processes_given_one_instance_id_hold_slots_and_claims_of_their_ow
     try:
         await first.ensure("run:y", 1)
         assert await first.try_acquire("run:y", 1) == [0]
-        await second.release("run:y", 0)  # not the second's slot: it stays the first's
+        await second.release("run:y", [0])  # not the second's slot: it stays the first's
         assert await second.try_acquire("run:y", 1) == []
     finally:
         await first.aclose()
