@@ -6,6 +6,9 @@ Each run has ``--cases`` multi-turn cases, candidate and judge both on the fake 
 case is two sequential calls and the physical limit is ceil(N / C) x 2 x L for C cases in
 flight: C = 50 is 250 calls/s, C = 100 is 500 calls/s. Prints wall / ideal for each
 (workers, calls/s), then the peak RSS of each worker process over a run of ``--rss-cases``.
+With ``--repeat N`` each (calls/s, workers) runs N times, the worker counts alternating, and
+the median ratio of each is printed at the end (this VM's figures move by up to 0.1 between
+runs at 500 calls/s).
 
     .venv/bin/python -m bench.fleet_bench --database-url postgresql+asyncpg://eval:eval@127.0.0.1/eval_bench
 """
@@ -17,6 +20,7 @@ import asyncio
 import math
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -140,7 +144,12 @@ def main() -> None:
     parser.add_argument("--rss-cases", type=int, default=10_000)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--calls-per-second", type=int, nargs="+", default=[250, 500])
+    parser.add_argument(
+        "--repeat", type=int, default=1,
+        help="rounds of every (rate, workers) run, interleaved; medians are printed at the end",
+    )  # fmt: skip
     args = parser.parse_args()
+    ratios: dict[tuple[int, int], list[float]] = {}
     with tempfile.TemporaryDirectory() as name, fake_server(LATENCY_MS) as fake_url:
         folder = Path(name)
         print(f"{args.cases} multi-turn cases, candidate + judge, {LATENCY_MS:g} ms per call")
@@ -148,13 +157,20 @@ def main() -> None:
             # C cases in flight make C calls at a time, each LATENCY_MS long: C / L calls/s.
             concurrency = rate * int(LATENCY_MS) // 1000
             ideal = math.ceil(args.cases / concurrency) * 2 * LATENCY_MS / 1000
-            for count in args.workers:
-                seconds, run, _ = measure(
-                    args.database_url, folder, fake_url, count, args.cases, concurrency
-                )
-                print(f"{rate:4} calls/s  {count} worker(s)  wall {seconds:7.2f} s  ideal "
-                      f"{ideal:6.2f} s  ratio {seconds / ideal:5.2f}  "
-                      f"done {run['progress']['done']}/{args.cases}")  # fmt: skip
+            for _ in range(args.repeat):  # rounds alternate the worker counts: drift hits all
+                for count in args.workers:
+                    seconds, run, _ = measure(
+                        args.database_url, folder, fake_url, count, args.cases, concurrency
+                    )
+                    ratios.setdefault((rate, count), []).append(seconds / ideal)
+                    print(f"{rate:4} calls/s  {count} worker(s)  wall {seconds:7.2f} s  ideal "
+                          f"{ideal:6.2f} s  ratio {seconds / ideal:5.2f}  "
+                          f"done {run['progress']['done']}/{args.cases}")  # fmt: skip
+        if args.repeat > 1:
+            for (rate, count), values in ratios.items():
+                listed = " ".join(f"{value:.2f}" for value in values)
+                print(f"{rate:4} calls/s  {count} worker(s)  median ratio "
+                      f"{statistics.median(values):5.2f}  ({listed})")  # fmt: skip
         concurrency = max(args.calls_per_second) * int(LATENCY_MS) // 1000
         count = max(args.workers)
         seconds, run, rss = measure(
