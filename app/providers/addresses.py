@@ -21,6 +21,7 @@ import httpx
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from app.providers.errors import InlineTargetRefused
+from app.providers.http import tls_context
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 LOOKUP_TIMEOUT_SECONDS = 10.0
@@ -142,11 +143,10 @@ class PinnedResolver(AbstractResolver):
 
 def pinned_connector(pinned: PinnedHost) -> Callable[[], aiohttp.BaseConnector]:
     """An adapter's connection pool that connects only to the pinned host's checked addresses."""
-    ssl_context = httpx.create_ssl_context()
 
     def connector() -> aiohttp.BaseConnector:
         return aiohttp.TCPConnector(
-            resolver=PinnedResolver(pinned), ssl=ssl_context, use_dns_cache=False
+            resolver=PinnedResolver(pinned), ssl=tls_context(), use_dns_cache=False
         )
 
     return connector

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ssl
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from typing import Any, Generic, Protocol, TypeVar
 
 import aiohttp
@@ -120,12 +122,21 @@ MAX_CONNECTIONS = 1000
 KEEPALIVE_SECONDS = 30.0
 
 
+@cache
+def tls_context() -> ssl.SSLContext:
+    """The process's TLS settings for calls to targets: certificates checked against certifi's CAs.
+
+    Built once and shared by every connection pool (an ``SSLContext`` may be): loading the CA
+    bundle takes about 25 ms of CPU, which each new adapter, and each request's inline
+    target, used to spend on the event loop.
+    """
+    return httpx.create_ssl_context()
+
+
 def default_connector() -> aiohttp.BaseConnector:
-    """An adapter's connection pool: TCP and TLS, certificates checked against certifi's CAs."""
+    """An adapter's connection pool: TCP and TLS (``tls_context``)."""
     return aiohttp.TCPConnector(
-        limit=MAX_CONNECTIONS,
-        keepalive_timeout=KEEPALIVE_SECONDS,
-        ssl=httpx.create_ssl_context(),
+        limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_SECONDS, ssl=tls_context()
     )
 
 

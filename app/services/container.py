@@ -13,6 +13,7 @@ from app.evaluation.prepared import PreparedRun
 from app.evaluators.programs import ProgramRunner
 from app.observability.logging import add_log_secrets
 from app.observability.metrics import Metrics
+from app.providers.http import tls_context
 from app.providers.limiter import local_limiter
 from app.providers.registry import ProviderRegistry
 from app.runs.cache import StoredResponseCache
@@ -83,6 +84,7 @@ async def build_services(
             fleet = FleetLimits(dsn, name, ttl_seconds=settings.claim_timeout_seconds)
             await fleet.start()
             stack.push_async_callback(fleet.aclose)
+        tls_context()  # the CA bundle loaded now rather than on a run's first calls
         providers = ProviderRegistry(
             settings,
             observer=metrics,

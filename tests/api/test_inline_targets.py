@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import ssl
 from pathlib import Path
 
+import httpx
+import pytest
+
+from app.providers.http import tls_context
 from app.settings import Settings
 from testkit.fake_llm import FakeLLM
 from tests.conftest import ClientFactory
@@ -75,6 +80,33 @@ async def test_enabled_inline_target_is_called_and_its_key_never_echoed(
     assert record["status"] != "error"
     assert KEY not in response.text
     assert [r.headers["authorization"] for r in fake_llm.requests] == [f"Bearer {KEY}"] * 2
+
+
+async def test_inline_targets_share_the_process_tls_settings_instead_of_loading_them_each(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Loading the CA bundle costs about 25 ms of CPU on the event loop: once per process.
+    loads: list[object] = []
+    real = httpx.create_ssl_context
+
+    def counted() -> ssl.SSLContext:
+        loads.append(object())
+        return real()
+
+    monkeypatch.setattr(httpx, "create_ssl_context", counted)
+    tls_context.cache_clear()
+    try:
+        async with make_client(private_access(tmp_path)) as client:
+            for _ in range(3):
+                response = await client.post(
+                    "/evaluate",
+                    json={"suite": SUITE, "targets": [inline(fake_llm.url)], "target": "mine"},
+                )
+                assert response.status_code == 200, response.text
+    finally:
+        tls_context.cache_clear()
+    assert len(fake_llm.requests) == 6
+    assert len(loads) == 1
 
 
 async def test_inline_target_may_not_shadow_a_configured_one(
