@@ -6,16 +6,34 @@ grader came from. ``type`` is always the canonical name of ``app.evaluators.cata
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SCORE_POINTS = 10
+"""A scored rubric criterion gets whole points from 0 to ``SCORE_POINTS`` (counted / 10)."""
+
+RubricOperator = Literal["correctness", "contradiction"]
+
+
+class ScoreRange(BaseModel):
+    """One band of a scored criterion: the points ``low``..``high`` and the outcome earning them."""
+
+    model_config = ConfigDict(frozen=True)
+    low: int = Field(ge=0, le=SCORE_POINTS)
+    high: int = Field(ge=0, le=SCORE_POINTS)
+    outcome: str = Field(min_length=1)
 
 
 class RubricItem(BaseModel):
-    """One rubric check an ``llm_judge`` asks the judge to decide.
+    """One rubric criterion an ``llm_judge`` asks the judge about.
 
-    Keys this service does not read yet (``score_ranges``, ``operator``, ``min_score``) are
-    kept in ``model_extra``; the suite reader refuses them until they run.
+    A checklist criterion is met or not (1 or 0). A scored criterion has ``score_ranges``:
+    bands covering 0-10 points, each with the outcome that earns it; the judge gives it whole
+    points, which count as points / 10. ``min_score`` (0-1] is what a criterion must reach,
+    and ``required`` (checklist criteria only) that it must be met: either unmet fails the
+    case. ``operator`` says how the judge reads the outcome: ``correctness`` (the answer
+    must support it) or ``contradiction`` (the answer must not contradict it).
     """
 
     model_config = ConfigDict(frozen=True, extra="allow")
@@ -23,6 +41,103 @@ class RubricItem(BaseModel):
     description: str
     weight: float = Field(1.0, ge=0)
     required: bool = False
+    score_ranges: tuple[ScoreRange, ...] = ()
+    min_score: float | None = Field(None, gt=0, le=1)
+    operator: RubricOperator | None = None
+
+    @field_validator("score_ranges", mode="before")
+    @classmethod
+    def _bands(cls, value: Any) -> Any:
+        """Bands from ``{"0": outcome, "4": outcome, ...}`` or ``[{score_range, outcome}]``.
+
+        In the mapping, each key starts a band that ends where the next one begins.
+        """
+        if isinstance(value, dict):
+            return _bands_of_mapping(value)
+        if isinstance(value, list | tuple):
+            return [_band_of_entry(entry) for entry in value]
+        return value
+
+    @field_validator("score_ranges", mode="after")
+    @classmethod
+    def _covering(cls, value: tuple[ScoreRange, ...]) -> tuple[ScoreRange, ...]:
+        if value:
+            _check_coverage(value)
+        return value
+
+    @model_validator(mode="after")
+    def _gate(self) -> RubricItem:
+        if self.score_ranges and self.required and self.min_score is None:
+            raise ValueError(
+                "'required' on a criterion with score_ranges: give 'min_score', the "
+                "score (0-1] it must reach"
+            )
+        return self
+
+    @property
+    def scored(self) -> bool:
+        """Whether the judge gives this criterion points (``score_ranges``), not met / unmet."""
+        return bool(self.score_ranges)
+
+
+def _bands_of_mapping(value: dict[Any, Any]) -> list[dict[str, Any]]:
+    starts: dict[int, Any] = {}
+    for key, outcome in value.items():
+        point = _whole_point(key)
+        if point is None:
+            raise ValueError(
+                f"score_ranges keys are whole points from 0 to {SCORE_POINTS}, not {key!r}"
+            )
+        starts[point] = outcome
+    ordered = sorted(starts)
+    if ordered[:1] != [0]:
+        raise ValueError(f"score_ranges must start at 0, not at {ordered[0] if ordered else None}")
+    ends = [*(start - 1 for start in ordered[1:]), SCORE_POINTS]
+    return [
+        {"low": start, "high": end, "outcome": starts[start]}
+        for start, end in zip(ordered, ends, strict=True)
+    ]
+
+
+def _whole_point(key: Any) -> int | None:
+    if isinstance(key, bool):
+        return None
+    if isinstance(key, int):
+        point = key
+    elif isinstance(key, str) and key.strip().isdigit():
+        point = int(key)
+    else:
+        return None
+    return point if 0 <= point <= SCORE_POINTS else None
+
+
+def _band_of_entry(entry: Any) -> Any:
+    """``{score_range: [low, high], outcome}`` as a ``ScoreRange``'s fields."""
+    if not isinstance(entry, dict) or "score_range" not in entry:
+        return entry  # a ScoreRange's own fields, or an error ScoreRange reports
+    bounds = entry["score_range"]
+    if not isinstance(bounds, list | tuple) or len(bounds) != 2:
+        raise ValueError(f"score_range must be [low, high], not {bounds!r}")
+    unknown = sorted(set(entry) - {"score_range", "outcome"})
+    if unknown:
+        raise ValueError(f"unknown keys of a score range: {', '.join(map(str, unknown))}")
+    return {"low": bounds[0], "high": bounds[1], "outcome": entry.get("outcome")}
+
+
+def _check_coverage(bands: tuple[ScoreRange, ...]) -> None:
+    """Bands must not be empty, overlap or leave any point from 0 to 10 uncovered."""
+    covered: dict[int, ScoreRange] = {}
+    for band in bands:
+        if band.low > band.high:
+            raise ValueError(f"score range {band.low}-{band.high} ends before it starts")
+        for point in range(band.low, band.high + 1):
+            if point in covered:
+                raise ValueError(f"score ranges overlap at {point} points")
+            covered[point] = band
+    missing = [point for point in range(SCORE_POINTS + 1) if point not in covered]
+    if missing:
+        listed = ", ".join(map(str, missing))
+        raise ValueError(f"score_ranges must cover 0 to {SCORE_POINTS} points; missing: {listed}")
 
 
 class AggregatorConfig(BaseModel):

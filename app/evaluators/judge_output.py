@@ -83,11 +83,31 @@ class RubricCheck(BaseModel):
     reasoning: StrictStr = ""
 
 
-class RubricChecks(BaseModel):
-    """A judge's reply to a rubric: one check per rubric id, and overall reasoning."""
+class RubricScore(BaseModel):
+    """The judge's points (0-10, whole) for one scored rubric item."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
-    checks: list[RubricCheck]
+    id: StrictStr
+    score: int = Field(ge=0, le=10, strict=True)
+    reasoning: StrictStr = ""
+
+    @field_validator("score", mode="before")
+    @classmethod
+    def _whole_number(cls, value: Any) -> Any:
+        """``7.0`` is 7 points; ``true`` and ``7.5`` are not points."""
+        if isinstance(value, bool):
+            raise ValueError("score must be whole points, not a boolean")
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
+
+
+class RubricChecks(BaseModel):
+    """A judge's reply to a rubric: a check per checklist id, points per scored id, reasoning."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+    checks: list[RubricCheck] = Field(default_factory=list)
+    scores: list[RubricScore] = Field(default_factory=list)
     reasoning: StrictStr = ""
 
 
@@ -185,19 +205,29 @@ def parse_verdict(text: str) -> JudgeVerdict | Unscored:
     return parse_json_reply(text, JudgeVerdict)
 
 
-def parse_rubric_checks(text: str, rubric_ids: tuple[str, ...]) -> RubricChecks | Unscored:
-    """A judge's rubric reply; every rubric id must be checked exactly once, no other id."""
+def parse_rubric_checks(
+    text: str, checked_ids: tuple[str, ...], scored_ids: tuple[str, ...] = ()
+) -> RubricChecks | Unscored:
+    """A judge's rubric reply; each id answered once, no other id.
+
+    Checklist ids are answered in ``checks``, scored ids (``score_ranges``) in ``scores``.
+    """
 
     def check(reply: RubricChecks) -> str | None:
-        seen = [item.id for item in reply.checks]
-        unknown = sorted(set(seen) - set(rubric_ids))
-        if unknown:
-            return f"checks name unknown rubric ids: {', '.join(unknown)}"
-        missing = [rubric_id for rubric_id in rubric_ids if rubric_id not in seen]
-        if missing:
-            return f"checks are missing for rubric ids: {', '.join(missing)}"
-        if len(seen) != len(set(seen)):
-            return "a rubric id is checked more than once"
-        return None
+        return _answered_once(
+            "checks", [item.id for item in reply.checks], checked_ids
+        ) or _answered_once("scores", [item.id for item in reply.scores], scored_ids)
 
     return parse_json_reply(text, RubricChecks, check)
+
+
+def _answered_once(field: str, seen: list[str], ids: tuple[str, ...]) -> str | None:
+    unknown = sorted(set(seen) - set(ids))
+    if unknown:
+        return f"{field} name unknown rubric ids: {', '.join(unknown)}"
+    missing = [rubric_id for rubric_id in ids if rubric_id not in seen]
+    if missing:
+        return f"{field} are missing for rubric ids: {', '.join(missing)}"
+    if len(seen) != len(set(seen)):
+        return f"a rubric id is in {field} more than once"
+    return None

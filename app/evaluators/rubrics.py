@@ -1,9 +1,12 @@
-"""Rubric grading: the judge decides each ``{id, description, weight, required}`` item.
+"""Rubric grading: the judge decides each checklist item and gives points to each scored one.
 
-The judge answers ``{"checks": [{"id", "satisfied", "reasoning"}], "reasoning"}`` with one
-check per rubric id (the ids are a JSON-schema enum). Score = satisfied weight / total
-weight; an unmet ``required`` item forces ``fail`` whatever the score. A reply that misses a
-rubric, names an unknown one or does not parse is asked for again, then ``judge_error``.
+Checklist items (``{id, description, weight, required}``) come back in ``checks`` as
+``{"id", "satisfied", "reasoning"}``; scored items (``score_ranges``) in ``scores`` as
+``{"id", "score", "reasoning"}`` with whole points 0-10 (the ids of each list are a JSON-schema
+enum). One call asks for both. Score = the weighted mean of each item's mark: 1 or 0 when
+checked, points / 10 when scored. A ``required`` item unmet or an item under its
+``min_score`` forces ``fail`` whatever the score. A reply that misses an item, names an
+unknown one or does not parse is asked for again, then ``judge_error``.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from typing import Any
 
 from app.errors import EvaluatorConfigError
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome
-from app.evaluators.config import EvaluatorConfig, RubricItem
+from app.evaluators.config import SCORE_POINTS, EvaluatorConfig, RubricItem
 from app.evaluators.judge_output import RubricChecks, Unscored, parse_rubric_checks
 from app.evaluators.llm_judge import (
     JudgeExchange,
@@ -22,7 +25,7 @@ from app.evaluators.llm_judge import (
     unscored_result,
 )
 from app.evaluators.results import EvaluatorRawRequest, EvaluatorResult
-from app.evaluators.verdicts import verdict_for
+from app.evaluators.verdicts import Thresholds, verdict_for
 
 RUBRIC_SYSTEM_PROMPT = """\
 Decide, for every rubric item listed under [[ ## rubrics ## ]], whether the candidate_answer \
@@ -34,54 +37,135 @@ satisfies it. You must respond with a single JSON object matching this schema:
 }
 
 Give exactly one check for each rubric id, using the ids exactly as listed."""
-"""The judge's system prompt for rubric grading (no placeholders)."""
+"""The judge's system prompt for a rubric of checklist items only (no placeholders)."""
+
+_SCORED_PROMPT = """\
+Judge the candidate_answer against every rubric item listed under [[ ## rubrics ## ]].{checked} \
+Give each scored item the whole points, from 0 to 10, of the band that best describes the \
+answer; be strict, and let the answer's own words decide between two bands. You must respond \
+with a single JSON object matching this schema:
+
+{{
+{lists}
+  "reasoning": "<string, concise overall explanation, 1-2 sentences max>"
+}}
+
+Give exactly one entry for each rubric id, using the ids exactly as listed."""
+_CHECKED_SENTENCE = " Decide, for each checklist item, whether the answer satisfies it."
+_CHECKS_LINE = (
+    '  "checks": [{"id": "<checklist item id>", "satisfied": <true or false>, '
+    '"reasoning": "<one sentence>"}],'
+)
+_SCORES_LINE = (
+    '  "scores": [{"id": "<scored item id>", "score": <whole points, 0 to 10>, '
+    '"reasoning": "<one sentence>"}],'
+)
+_OPERATOR_GUIDANCE = {
+    "correctness": (
+        "correctness: the answer must state or clearly support the outcome; leaving it out "
+        "or contradicting it does not meet it."
+    ),
+    "contradiction": (
+        "contradiction: met unless the answer claims something incompatible with the "
+        "outcome; the answer need not mention it."
+    ),
+}
+
+
+def rubric_system_prompt(rubrics: tuple[RubricItem, ...]) -> str:
+    """The judge's system prompt: checks only, or points for the scored items (and checks)."""
+    checked = [item for item in rubrics if not item.scored]
+    if len(checked) == len(rubrics):
+        return RUBRIC_SYSTEM_PROMPT
+    lines = [_CHECKS_LINE] if checked else []
+    return _SCORED_PROMPT.format(
+        checked=_CHECKED_SENTENCE if checked else "", lists="\n".join([*lines, _SCORES_LINE])
+    )
 
 
 def rubric_schema(rubrics: tuple[RubricItem, ...]) -> dict[str, Any]:
-    """JSON Schema of a rubric reply whose check ids are the rubric ids."""
-    ids = [item.id for item in rubrics]
-    check = {
+    """JSON Schema of a rubric reply: ``checks`` and/or ``scores``, their ids the items' ids."""
+    checked = [item.id for item in rubrics if not item.scored]
+    scored = [item.id for item in rubrics if item.scored]
+    properties: dict[str, Any] = {}
+    if checked:
+        properties["checks"] = _entries(checked, "satisfied", {"type": "boolean"})
+    if scored:
+        points = {"type": "integer", "minimum": 0, "maximum": SCORE_POINTS}
+        properties["scores"] = _entries(scored, "score", points)
+    properties["reasoning"] = {"type": "string"}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def _entries(ids: list[str], mark: str, mark_schema: dict[str, Any]) -> dict[str, Any]:
+    entry = {
         "type": "object",
         "properties": {
             "id": {"type": "string", "enum": ids},
-            "satisfied": {"type": "boolean"},
+            mark: mark_schema,
             "reasoning": {"type": "string"},
         },
-        "required": ["id", "satisfied", "reasoning"],
+        "required": ["id", mark, "reasoning"],
         "additionalProperties": False,
     }
-    return {
-        "type": "object",
-        "properties": {
-            "checks": {"type": "array", "items": check, "minItems": len(ids), "maxItems": len(ids)},
-            "reasoning": {"type": "string"},
-        },
-        "required": ["checks", "reasoning"],
-        "additionalProperties": False,
-    }
+    return {"type": "array", "items": entry, "minItems": len(ids), "maxItems": len(ids)}
 
 
 def rubric_section(rubrics: tuple[RubricItem, ...]) -> str:
     """The ``[[ ## rubrics ## ]]`` section listing every item (authored text, not candidate's)."""
     lines = ["[[ ## rubrics ## ]]"]
     for item in rubrics:
-        flags = " (required)" if item.required else ""
+        flags = "".join(
+            [
+                " (required)" if item.required else "",
+                f" (min score {item.min_score:g})" if item.min_score is not None else "",
+                f" (operator: {item.operator})" if item.operator else "",
+                " (scored 0-10)" if item.scored else "",
+            ]
+        )
         lines.append(f"- id: {item.id}{flags}, weight {item.weight:g}: {item.description.strip()}")
+        lines.extend(
+            f"    {band.low}-{band.high} points: {band.outcome.strip()}"
+            for band in item.score_ranges
+        )
+    operators = sorted({item.operator for item in rubrics if item.operator})
+    if operators:
+        lines.append("Operators:")
+        lines.extend(f"- {_OPERATOR_GUIDANCE[operator]}" for operator in operators)
     return "\n".join(lines)
 
 
+def item_marks(rubrics: tuple[RubricItem, ...], reply: RubricChecks) -> dict[str, float]:
+    """Each item's mark in [0, 1]: 1 or 0 for a check, points / 10 for a scored item."""
+    marks = {check.id: 1.0 if check.satisfied else 0.0 for check in reply.checks}
+    marks.update({entry.id: entry.score / SCORE_POINTS for entry in reply.scores})
+    return {item.id: marks[item.id] for item in rubrics}
+
+
+def unmet_gate(item: RubricItem, mark: float) -> bool:
+    """Whether an item misses its ``min_score``, or, when ``required``, is not met."""
+    if item.min_score is not None:
+        return mark < item.min_score
+    return item.required and mark < 1.0
+
+
 def score_checks(rubrics: tuple[RubricItem, ...], reply: RubricChecks) -> tuple[float, bool]:
-    """``(satisfied weight / total weight, whether a required item is unmet)``.
+    """``(weighted mean of the items' marks, whether an item misses its gate)``.
 
     With a total weight of 0 every item counts equally.
     """
-    satisfied = {check.id: check.satisfied for check in reply.checks}
+    marks = item_marks(rubrics, reply)
     total = sum(item.weight for item in rubrics)
     if total > 0:
-        score = sum(item.weight for item in rubrics if satisfied[item.id]) / total
+        score = sum(item.weight * marks[item.id] for item in rubrics) / total
     else:
-        score = sum(1 for item in rubrics if satisfied[item.id]) / len(rubrics)
-    required_unmet = any(item.required and not satisfied[item.id] for item in rubrics)
+        score = sum(marks.values()) / len(rubrics)
+    required_unmet = any(unmet_gate(item, marks[item.id]) for item in rubrics)
     return score, required_unmet
 
 
@@ -97,16 +181,18 @@ class RubricEvaluator:
             raise EvaluatorConfigError(f"evaluator {config.name!r} has no rubrics")
         judge = context.judge_for(config)
         user_prompt = f"{render_user_prompt(config, context).rstrip()}\n\n{rubric_section(rubrics)}"
+        system_prompt = rubric_system_prompt(rubrics)
         raw_request = EvaluatorRawRequest(
-            user_prompt=user_prompt, system_prompt=RUBRIC_SYSTEM_PROMPT, target=judge.name
+            user_prompt=user_prompt, system_prompt=system_prompt, target=judge.name
         )
-        ids = tuple(item.id for item in rubrics)
+        checked = tuple(item.id for item in rubrics if not item.scored)
+        scored = tuple(item.id for item in rubrics if item.scored)
         exchange = await ask_judge(
             judge,
-            system_prompt=RUBRIC_SYSTEM_PROMPT,
+            system_prompt=system_prompt,
             user_prompt=user_prompt,
             schema=rubric_schema(rubrics),
-            parse=lambda text: parse_rubric_checks(text, ids),
+            parse=lambda text: parse_rubric_checks(text, checked, scored),
             attempts=context.judge_attempts,
             case_id=context.case.id,
             temperature=judge_temperature(config),
@@ -127,12 +213,18 @@ def _rubric_result(
     required_unmet: bool,
     context: EvaluationContext,
 ) -> EvaluatorResult:
-    by_id = {item.id: item for item in config.rubrics}
+    marks = item_marks(config.rubrics, reply)
+    points = {entry.id: entry.score for entry in reply.scores}
     hits: list[str] = []
     misses: list[str] = []
-    for check in reply.checks:
-        line = f"{check.id}: {by_id[check.id].description.strip()}"
-        (hits if check.satisfied else misses).append(line)
+    for item in config.rubrics:
+        mark = marks[item.id]
+        shown = f" ({points[item.id]}/{SCORE_POINTS})" if item.scored else ""
+        line = f"{item.id}{shown}: {item.description.strip()}"
+        (hits if _met(item, mark, context.thresholds) else misses).append(line)
+    details: dict[str, Any] = {"checks": [check.model_dump() for check in reply.checks]}
+    if reply.scores:
+        details["scores"] = [entry.model_dump() for entry in reply.scores]
     return EvaluatorResult(
         name=config.name,
         type=config.type,
@@ -143,9 +235,13 @@ def _rubric_result(
         reasoning=reply.reasoning or None,
         weight=config.weight,
         raw_output=exchange.outputs[-1],
-        details={
-            "checks": [check.model_dump() for check in reply.checks],
-            "required_unmet": required_unmet,
-            **exchange.details(),
-        },
+        details={**details, "required_unmet": required_unmet, **exchange.details()},
     )
+
+
+def _met(item: RubricItem, mark: float, thresholds: Thresholds) -> bool:
+    """A hit: a check satisfied; points that reach ``min_score``, else the pass threshold."""
+    if not item.scored:
+        return mark >= 1.0
+    floor = item.min_score if item.min_score is not None else thresholds.pass_
+    return mark >= floor

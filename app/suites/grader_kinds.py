@@ -54,8 +54,10 @@ _PATH_LIKE = re.compile(r"[^\s]*([/\\][^\s]*|\.[A-Za-z0-9]{1,10})")
 _CANDIDATE_PLACEHOLDER = re.compile(r"\{\{\s*candidate_answer\s*\}\}")
 _FILE_PREFIX = "file://"
 BLIND_JUDGE_WARNING = "the judge prompt never shows the answer: add {{ candidate_answer }}"
-_RUBRIC_KEYS = frozenset({"id", "description", "outcome", "criterion", "weight", "required"})
-_RUBRIC_NOT_YET = frozenset({"score_ranges", "min_score", "operator"})
+_RUBRIC_TEXT_KEYS = ("description", "outcome", "criterion", "criteria")
+_RUBRIC_KEYS = frozenset(
+    {*_RUBRIC_TEXT_KEYS, "id", "weight", "required", "score_ranges", "min_score", "operator"}
+)
 _JS_FLAGS = {"i": "i", "m": "m", "s": "s", "u": "", "g": "", "d": ""}
 
 
@@ -74,8 +76,8 @@ def read_rubrics(
 ) -> tuple[RubricItem, ...]:
     """Rubric items: strings (required, weight 1) or ``{id, description|outcome, ...}``.
 
-    A string stands for a list of one. Item options this service does not run yet
-    (``score_ranges``, ``operator``, ``min_score``) are errors naming them.
+    A string stands for a list of one. A checklist item is required unless it says
+    otherwise; a scored one (``score_ranges``) is gated by its ``min_score`` only.
     """
     items_raw = [raw] if isinstance(raw, str) else raw
     if not isinstance(items_raw, list) or not items_raw:
@@ -103,22 +105,45 @@ def _rubric_item(
         findings.error(where, "a rubric item is a string or a mapping")
         return None
     for key in item:
-        if key in _RUBRIC_NOT_YET:
-            findings.error((*where, key), f"rubric option {key!r} is not supported yet")
-        elif key not in _RUBRIC_KEYS:
+        if key not in _RUBRIC_KEYS:
             findings.warn((*where, key), "unknown key of a rubric item, kept unused")
-    fields: dict[str, Any] = {"id": f"rubric-{index + 1}", "required": True, **item}
-    key = next((k for k in ("description", "outcome", "criterion") if k in item), None)
+    fields: dict[str, Any] = {
+        "id": f"rubric-{index + 1}",
+        "required": "score_ranges" not in item,
+        **item,
+    }
+    key = next((k for k in _RUBRIC_TEXT_KEYS if k in item), None)
     text = fields.pop(key) if key else None
     if isinstance(text, str):
         fields["description"] = render.text(text, where)
     elif "score_ranges" in item:  # a scored criterion: its id is its description
         fields["description"] = str(fields["id"])
+    if "score_ranges" in item:
+        fields["score_ranges"] = _rendered_bands(
+            item["score_ranges"], (*where, "score_ranges"), render
+        )
     try:
         return RubricItem.model_validate(fields)
     except ValidationError as exc:
         findings.validation_error(where, exc)
         return None
+
+
+def _rendered_bands(raw: Any, where: DocumentPath, render: Renderer) -> Any:
+    """``score_ranges`` with each band's outcome rendered like the criterion's own text."""
+    if isinstance(raw, dict):
+        return {
+            key: render.text(text, (*where, key)) if isinstance(text, str) else text
+            for key, text in raw.items()
+        }
+    if isinstance(raw, list):
+        return [
+            {**entry, "outcome": render.text(entry["outcome"], (*where, index, "outcome"))}
+            if isinstance(entry, dict) and isinstance(entry.get("outcome"), str)
+            else entry
+            for index, entry in enumerate(raw)
+        ]
+    return raw
 
 
 def judge_prompt(raw: Any, path: DocumentPath, context: GraderContext) -> dict[str, Any]:

@@ -346,3 +346,10 @@ async def test_new_dialect_examples_run_on_the_mock_target_with_every_grader(
     }
     assert graders == EXAMPLE_GRADERS[name]
     assert all(record["target"] == "default" and record["error"] is None for record in records)
+    if name == "release-notes":  # a scored rubric criterion: points from the mock judge
+        results = {result["name"]: result for result in records[0]["evaluator_results"]}
+        assert [entry["id"] for entry in results["llm-rubric"]["details"]["scores"]] == ["clarity"]
+        assert any(
+            hit.startswith("clarity (")
+            for hit in results["llm-rubric"]["hits"] + results["llm-rubric"]["misses"]
+        )

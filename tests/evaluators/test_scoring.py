@@ -94,6 +94,81 @@ async def test_rubric_reply_missing_a_check_is_retried_then_judge_error() -> Non
     assert outcome.result.raw_output == checks(correct=True)
 
 
+BANDS = {"0": "Wrong.", "4": "Partly right.", "7": "Right, loosely put.", "10": "Exact."}
+SCORED = (
+    RubricItem(id="accuracy", description="accuracy", weight=2, score_ranges=BANDS, min_score=0.7),
+    RubricItem(id="brevity", description="brevity", score_ranges=BANDS, operator="contradiction"),
+    RubricItem(id="units", description="Mentions no units", weight=1, required=True),
+)
+
+
+def marks(scores: dict[str, object], **satisfied: bool) -> str:
+    reply = json.loads(checks(**satisfied))
+    reply["scores"] = [
+        {"id": key, "score": points, "reasoning": "r"} for key, points in scores.items()
+    ]
+    return json.dumps(reply)
+
+
+async def test_scored_criteria_count_their_points_over_ten_with_the_checks_in_one_call() -> None:
+    judge = ScriptedTarget(judge_replies=[marks({"accuracy": 9, "brevity": 4.0}, units=True)])
+    config = EvaluatorConfig(name="rubric", type="llm_judge", rubrics=SCORED)
+    outcome = await EVALUATORS.run(config, context_for("4", judge))
+    assert outcome.result.score == pytest.approx((2 * 0.9 + 0.4 + 1) / 4)
+    assert outcome.result.verdict == "pass"
+    assert not outcome.forces_fail
+    assert outcome.result.hits == ["accuracy (9/10): accuracy", "units: Mentions no units"]
+    assert outcome.result.misses == ["brevity (4/10): brevity"]
+    assert [entry["score"] for entry in (outcome.result.details or {})["scores"]] == [9, 4]
+    [request] = judge.judge_requests()
+    schema = request.options.json_schema
+    assert schema == rubric_schema(SCORED)
+    assert schema["required"] == ["checks", "scores", "reasoning"]
+    scores = schema["properties"]["scores"]["items"]["properties"]
+    assert scores["id"]["enum"] == ["accuracy", "brevity"]
+    assert (scores["score"]["minimum"], scores["score"]["maximum"]) == (0, 10)
+    checked = schema["properties"]["checks"]["items"]["properties"]["id"]
+    assert checked["enum"] == ["units"]
+    assert "- id: accuracy (min score 0.7) (scored 0-10), weight 2: accuracy" in request.question
+    assert "    4-6 points: Partly right." in request.question
+    assert "- id: brevity (operator: contradiction) (scored 0-10), weight 1" in request.question
+    assert "contradiction: met unless the answer claims something incompatible" in (
+        request.question
+    )
+    assert '"scores": [{"id": "<scored item id>"' in request.chat_prompt[0].content
+
+
+async def test_a_scored_criterion_under_its_min_score_fails_the_case_whatever_the_score() -> None:
+    judge = ScriptedTarget(judge_replies=[marks({"accuracy": 6, "brevity": 10}, units=True)])
+    config = EvaluatorConfig(name="rubric", type="llm_judge", rubrics=SCORED)
+    outcome = await EVALUATORS.run(config, context_for("4", judge))
+    assert outcome.result.score == pytest.approx((2 * 0.6 + 1 + 1) / 4)
+    assert outcome.result.verdict == "fail"
+    assert outcome.forces_fail
+    assert (outcome.result.details or {})["required_unmet"] is True
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        marks({"accuracy": 7.5, "brevity": 4}, units=True),
+        marks({"accuracy": 11, "brevity": 4}, units=True),
+        marks({"accuracy": True, "brevity": 4}, units=True),
+        marks({"accuracy": 7}, units=True),
+        checks(accuracy=True, brevity=True, units=True),
+    ],
+    ids=["fraction", "over-ten", "boolean", "missing-score", "checked-not-scored"],
+)
+async def test_points_that_are_not_whole_numbers_0_to_10_for_every_scored_id_are_asked_again(
+    reply: str,
+) -> None:
+    judge = ScriptedTarget(judge_replies=[reply])
+    config = EvaluatorConfig(name="rubric", type="llm_judge", rubrics=SCORED)
+    outcome = await EVALUATORS.run(config, context_for("4", judge))
+    assert len(judge.judge_requests()) == 3
+    assert outcome.result.status == "judge_error"
+
+
 @pytest.mark.parametrize(
     ("kind", "value", "negate", "answer", "score"),
     [

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.evaluators.catalog import GRADER_TYPES, find_type
+from app.evaluators.config import RubricItem
 from app.evaluators.registry import EVALUATOR_TYPES, EVALUATORS, runnable_catalog
 from tests.suites.helpers import check, errors_by_path
 
@@ -239,15 +240,115 @@ async def test_rubrics_from_criteria_value_and_rubrics_keys() -> None:
     assert [i.description for i in graders[1].rubrics] == ["C"]
 
 
-@pytest.mark.parametrize("option", ["score_ranges", "operator", "min_score"])
-async def test_rubric_options_not_run_yet_are_errors(option: str) -> None:
-    value = {"score_ranges": {"0": "bad"}, "operator": "correctness", "min_score": 0.5}[option]
+async def test_scored_criteria_read_either_band_shape_with_their_gate_and_operator() -> None:
+    listed = [
+        {"score_range": [0, 3], "outcome": "Wrong."},
+        {"score_range": [4, 7], "outcome": "Partly {{ subject }}."},
+        {"score_range": [8, 10], "outcome": "Right."},
+    ]
     report = await check(
-        suite_with({"type": "rubrics", "criteria": [{"id": "a", "outcome": "A", option: value}]})
+        {
+            "tests": [
+                {
+                    "id": "a",
+                    "criteria": "x",
+                    "input": "Hi",
+                    "vars": {"subject": "right"},
+                    "assertions": [
+                        {
+                            "type": "rubrics",
+                            "criteria": [
+                                {
+                                    "id": "facts",
+                                    "weight": 2,
+                                    "min_score": 0.8,
+                                    "score_ranges": {
+                                        "0": "Wrong.",
+                                        "4": "Partly right.",
+                                        "8": "Right.",
+                                    },
+                                },
+                                {"id": "listed", "outcome": "Says why", "score_ranges": listed},
+                                {"id": "no-clash", "operator": "contradiction", "outcome": "Q4 up"},
+                            ],
+                        }
+                    ],
+                }
+            ]
+        }
     )
-    assert errors_by_path(report)[f"tests[0].assertions[0].criteria[0].{option}"] == (
-        f"rubric option {option!r} is not supported yet"
-    )
+    assert report.valid, report.errors
+    assert report.suite is not None
+    facts, listed_item, checked = report.suite.cases[0].evaluators[0].rubrics
+    assert [(b.low, b.high, b.outcome) for b in facts.score_ranges] == [
+        (0, 3, "Wrong."),
+        (4, 7, "Partly right."),
+        (8, 10, "Right."),
+    ]
+    assert listed_item.score_ranges == facts.score_ranges
+    assert (facts.description, facts.min_score, facts.required) == ("facts", 0.8, False)
+    assert (listed_item.description, listed_item.required) == ("Says why", False)
+    assert (checked.operator, checked.required, checked.scored) == ("contradiction", True, False)
+
+
+@pytest.mark.parametrize(
+    ("item", "path", "message"),
+    [
+        ({"score_ranges": {"1": "a", "10": "b"}}, "score_ranges", "must start at 0, not at 1"),
+        ({"score_ranges": {"0": "a", "12": "b"}}, "score_ranges", "not '12'"),
+        ({"score_ranges": {"0": "a", "half": "b"}}, "score_ranges", "not 'half'"),
+        (
+            {"score_ranges": [{"score_range": [0, 6], "outcome": "a"}]},
+            "score_ranges",
+            "missing: 7, 8, 9, 10",
+        ),
+        (
+            {
+                "score_ranges": [
+                    {"score_range": [0, 6], "outcome": "a"},
+                    {"score_range": [5, 10], "outcome": "b"},
+                ]
+            },
+            "score_ranges",
+            "overlap at 5 points",
+        ),
+        (
+            {"score_ranges": [{"score_range": [0, 10], "expected_outcome": "a"}]},
+            "score_ranges",
+            "unknown keys of a score range: expected_outcome",
+        ),
+        ({"score_ranges": {"0": "a"}, "required": True}, "", "give 'min_score'"),
+        ({"outcome": "A", "min_score": 8}, "min_score", "less than or equal to 1"),
+        ({"outcome": "A", "operator": "negation"}, "operator", 'got "negation"'),
+    ],
+    ids=[
+        "not-from-0",
+        "over-10",
+        "not-a-number",
+        "gap",
+        "overlap",
+        "unknown-band-key",
+        "required-without-min",
+        "min-score-out-of-0-1",
+        "unknown-operator",
+    ],
+)
+async def test_rubric_criteria_that_cannot_be_judged_as_written_are_errors_naming_them(
+    item: dict[str, Any], path: str, message: str
+) -> None:
+    report = await check(suite_with({"type": "rubrics", "criteria": [{"id": "a", **item}]}))
+    where = "tests[0].assertions[0].criteria[0]" + (f".{path}" if path else "")
+    assert message in errors_by_path(report)[where]
+
+
+@given(st.sets(st.integers(min_value=1, max_value=10)))
+def test_band_starts_cover_every_point_once_and_keep_their_outcomes(starts: set[int]) -> None:
+    keys = sorted({0, *starts})
+    item = RubricItem(id="a", description="a", score_ranges={str(k): f"from {k}" for k in keys})
+    points = [p for band in item.score_ranges for p in range(band.low, band.high + 1)]
+    assert points == list(range(11))
+    assert [band.outcome for band in item.score_ranges] == [f"from {k}" for k in keys]
+    assert all(band.low == k for band, k in zip(item.score_ranges, keys, strict=True))
 
 
 async def test_composite_weighted_average_weights_become_child_weights() -> None:
