@@ -183,6 +183,9 @@ class InstantTarget:
     def get(self, name: str) -> InstantTarget:  # noqa: ARG002 - one target for every name
         return self
 
+    def names(self) -> list[str]:
+        return [self.name]
+
 
 async def orchestrator_cpu(cases: int) -> float:
     """Seconds of orchestrator work per case (formatting, prompts, parsing, records)."""

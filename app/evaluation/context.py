@@ -53,6 +53,10 @@ class TargetLookup(Protocol):
         """The target called ``name``."""
         ...
 
+    def names(self) -> list[str]:
+        """Every target's name."""
+        ...
+
 
 class ResponseCache(Protocol):
     """Provider replies by request key; errors are never stored."""

@@ -28,6 +28,7 @@ from app.formatting.messages import FormattedPrompt
 from app.observability.logging import bind_log_context
 from app.providers.base import CallRole, ProviderRequest, ProviderResponse
 from app.providers.errors import ProviderError
+from app.providers.target_proxy import TargetProxy
 from app.suites.model import EvalCase, FormattedCase
 from app.time_limits import time_limit
 
@@ -187,6 +188,8 @@ async def _run_case(
         judge_attempts=plan.judge_attempts,
         candidate=state.candidate,
         programs=context.programs,
+        target_names=tuple(context.providers.names()),
+        program_targets=TargetProxy,
     )
     state.outcomes = await _run_evaluators(case, evaluation, registry)
     return state.record(combine(state.outcomes, thresholds))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -59,6 +60,34 @@ class JudgeClient(Protocol):
         ...
 
 
+class ProgramTargets(Protocol):
+    """A code grader program's way to the targets (``app.providers.target_proxy``)."""
+
+    def serving(self) -> AbstractAsyncContextManager[dict[str, str]]:
+        """Open it for the length of the block; yields the program's environment variables."""
+        ...
+
+    def facts(self) -> dict[str, int]:
+        """What the record keeps: ``{call_count, max_calls}``."""
+        ...
+
+
+class OpenProgramTargets(Protocol):
+    """Makes a ``ProgramTargets`` for one program run (``TargetProxy``'s constructor)."""
+
+    def __call__(
+        self,
+        judge: JudgeClient,
+        *,
+        max_calls: int,
+        case_id: str,
+        resolve: Callable[[str], JudgeClient] | None = None,
+        target_names: Sequence[str] = (),
+    ) -> ProgramTargets:
+        """A proxy to ``judge`` (and the targets ``resolve`` finds by name)."""
+        ...
+
+
 @dataclass(frozen=True)
 class CandidateRun:
     """What is known of the candidate's call besides its answer (metric graders read it).
@@ -97,6 +126,8 @@ class EvaluationContext:
         judge_attempts: Judge calls per evaluator before a reply is declared unparseable.
         candidate: The candidate call's metrics and reported tool calls.
         programs: Runs code graders' programs; None when the operator has not enabled them.
+        target_names: The configured targets a code grader's program may name.
+        program_targets: Opens a code grader program's way to the targets; None: no way.
     """
 
     case: CaseView
@@ -108,6 +139,8 @@ class EvaluationContext:
     resolve_judge: Callable[[str], JudgeClient] | None = None
     candidate: CandidateRun = field(default_factory=CandidateRun)
     programs: ProgramRunner | None = None
+    target_names: tuple[str, ...] = ()
+    program_targets: OpenProgramTargets | None = None
 
     @property
     def reference_answer(self) -> str:

@@ -12,6 +12,9 @@ candidate's answer), ``messages`` (the answer as an assistant message with its t
 ``token_usage``, ``cost_usd``, ``duration_ms``, ``config`` (the grader's own keys), and
 ``output_path``, ``file_changes``, ``workspace_path``, ``metadata`` as null.
 
+With ``target: {max_calls}`` the program may call targets while it runs
+(``target_proxy``); the record's ``details.target_proxy`` counts its calls.
+
 The program prints one JSON object: ``score`` (0..1), or ``pass`` (true/false), or
 ``assertions: [{text, passed}]`` (score: the share passed); optional ``hits``, ``misses``,
 ``reasoning``, ``details``. Anything else is an ``error`` result saying what it printed.
@@ -149,7 +152,22 @@ class CodeJudgeEvaluator:
         if config.cwd is None:
             raise ProgramError(NOT_FROM_ROOT)
         stdin = json.dumps(payload(config, context), ensure_ascii=False).encode()
-        ran = await context.programs.run(config.command, stdin, folder=Path(config.cwd))
+        folder = Path(config.cwd)
+        proxy = None
+        if config.target_access is None:
+            ran = await context.programs.run(config.command, stdin, folder=folder)
+        elif context.program_targets is None:
+            raise ProgramError("a code grader's program cannot call targets here ('target')")
+        else:
+            proxy = context.program_targets(
+                context.judge_for(config),
+                max_calls=config.target_access.max_calls,
+                case_id=context.case.id,
+                resolve=context.resolve_judge,
+                target_names=context.target_names,
+            )
+            async with proxy.serving() as env:
+                ran = await context.programs.run(config.command, stdin, folder=folder, env=env)
         found = read_result(ran.stdout)
         score = found["score"]
         return EvaluatorOutcome(
@@ -165,6 +183,7 @@ class CodeJudgeEvaluator:
                 details={
                     "command": list(config.command),
                     "elapsed_ms": round(ran.elapsed_ms, 3),
+                    **({"target_proxy": proxy.facts()} if proxy else {}),
                     **({"program": found["details"]} if found["details"] else {}),
                 },
             )

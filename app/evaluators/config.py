@@ -140,6 +140,13 @@ def _check_coverage(bands: tuple[ScoreRange, ...]) -> None:
         raise ValueError(f"score_ranges must cover 0 to {SCORE_POINTS} points; missing: {listed}")
 
 
+class TargetAccess(BaseModel):
+    """A code grader's access to the targets while its program runs (``target_proxy``)."""
+
+    model_config = ConfigDict(frozen=True)
+    max_calls: int = Field(50, ge=0, description="Calls the program may make in all.")
+
+
 class AggregatorConfig(BaseModel):
     """How a ``composite`` combines its children: ``{type, weights?, threshold?, ...}``.
 
@@ -174,6 +181,7 @@ class EvaluatorConfig(BaseModel):
         evaluators: Children of a ``composite``.
         aggregator: How a ``composite`` combines its children.
         command / cwd: The program of a code grader (argv, no shell) and its folder.
+        target_access: A code grader's calls to targets (its ``target``: ``{max_calls}``).
 
     Every other key the file gives is kept as written in ``model_extra`` (for example a
     ``tool_trajectory``'s ``mode`` and ``expected``, or a code grader's configuration).
@@ -197,6 +205,7 @@ class EvaluatorConfig(BaseModel):
     aggregator: AggregatorConfig | None = None
     command: tuple[str, ...] = ()
     cwd: str | None = None
+    target_access: TargetAccess | None = None
 
 
 DEFAULT_EVALUATOR = EvaluatorConfig(name="llm_judge", type="llm_judge")

@@ -203,7 +203,9 @@ def build_registry() -> EvaluatorRegistry:
     _register_metrics(registry)
     registry.register("tool_trajectory", ToolTrajectoryEvaluator(), _TRAJECTORY_OPTIONS)
     registry.register("skill_trigger", SkillTriggerEvaluator(), ("skill", "should_trigger"))
-    registry.register("code_judge", CodeJudgeEvaluator(), ("command", "script", "cwd", "config"))
+    registry.register(
+        "code_judge", CodeJudgeEvaluator(), ("command", "script", "cwd", "config", "target")
+    )
     composite_options = ("evaluators", "assertions", "assert", "aggregator")
     registry.register("composite", CompositeEvaluator(registry), composite_options)
     return registry

@@ -52,6 +52,10 @@ class RequestTargets:
         inline = self._inline.get(name)
         return inline if inline is not None else self._configured.get(name)
 
+    def names(self) -> list[str]:
+        """The inline targets' names, then the configured ones'."""
+        return [*self._inline, *self._configured.names()]
+
 
 async def open_inline_targets(
     configs: Sequence[Mapping[str, Any]] | None, settings: Settings, registry: ProviderRegistry

@@ -325,13 +325,39 @@ def _code(raw: Mapping[str, Any], path: DocumentPath, context: GraderContext) ->
     key = "command" if "command" in raw else "script"
     fields: dict[str, Any] = {"command": _argv(raw.get(key), (*path, key), context.findings)}
     if "target" in raw:  # the program's access to targets ({max_calls}), not a judge target
-        fields["target_access"] = raw["target"]
+        access = _target_access(raw["target"], (*path, "target"), context.findings)
+        if access is not None:
+            fields["target_access"] = access
     cwd = raw.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         context.findings.error((*path, "cwd"), f"must be a folder path, not {describe(cwd)}")
     elif cwd is not None:
         fields["cwd"] = cwd
     return fields
+
+
+def _target_access(raw: Any, path: DocumentPath, findings: Findings) -> dict[str, Any] | None:
+    """``true`` (50 calls) or ``{max_calls: N}``: how often the program may call targets."""
+    if raw is True:
+        return {}
+    if raw is None or raw is False:
+        return None
+    if not isinstance(raw, dict):
+        findings.error(
+            path,
+            f"a code grader's target is {{max_calls: N}} or true (its program then calls "
+            f"targets through the service), not {describe(raw)}",
+        )
+        return None
+    unknown = sorted(set(raw) - {"max_calls"})
+    if unknown:
+        findings.error((*path, unknown[0]), "unknown key: a code grader's target takes max_calls")
+        return None
+    calls = raw.get("max_calls", 50)
+    if isinstance(calls, bool) or not isinstance(calls, int) or calls < 0:
+        findings.error((*path, "max_calls"), f"must be a whole number from 0, not {calls!r}")
+        return None
+    return {"max_calls": calls}
 
 
 KIND_READERS: dict[str, KindReader] = {

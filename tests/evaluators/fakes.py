@@ -75,6 +75,9 @@ class FakeTargets:
             raise UnknownTarget(name, self.targets)
         return self.targets[name]
 
+    def names(self) -> list[str]:
+        return list(self.targets)
+
 
 def make_case(
     case_id: str = "c1",

@@ -10,6 +10,7 @@ import asyncio
 import json
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from app.evaluators.programs import ProgramRunner
 from app.evaluators.registry import EVALUATORS
 from app.evaluators.results import EvaluatorResult
 from app.providers.base import ToolCall
+from app.providers.target_proxy import TargetProxy
 from app.suites.loader import SuiteReport, check_suite
 from tests.evaluators.fakes import ScriptedTarget
 from tests.suites.helpers import check, errors_by_path, source
@@ -227,3 +229,128 @@ async def test_a_composite_code_aggregator_combines_the_children(tmp_path: Path)
     bad = await run(report, "5", runner(tmp_path))
     assert (good.score, good.passed) == (1.0, True)
     assert (bad.score, bad.passed) == (0.25, False)
+
+
+ASKS_TARGETS = """\
+import json, os, sys, urllib.error, urllib.request
+case = json.load(sys.stdin)
+url, token = os.environ["AGENTV_TARGET_PROXY_URL"], os.environ["AGENTV_TARGET_PROXY_TOKEN"]
+assert os.environ["AGENTV_PROVIDER_PROXY_URL"] == url
+
+
+def call(path, body=None, auth=token):
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Authorization": "Bearer " + auth, "Content-Type": "application/json"}
+    request = urllib.request.Request(url + path, data=data, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return [response.status, json.load(response)]
+    except urllib.error.HTTPError as error:
+        return [error.code, json.load(error)]
+
+
+seen = {
+    "url": url,
+    "info": call("/info"),
+    "stranger": call("/info", auth="0" * 64),
+    "one": call("/invoke", {"question": "Right? " + case["answer"], "systemPrompt": "Say yes."}),
+    "batch": call(
+        "/invokeBatch",
+        {"requests": [
+            {"question": "again", "target": "other"},
+            {"target": "nope", "question": "x"},
+        ]},
+    ),
+    "empty": call("/invoke", {"systemPrompt": "no question"}),
+    "last": call("/invoke", {"question": "last"}),
+    "over": call("/invoke", {"question": "one too many"}),
+}
+print(json.dumps({"score": 1.0, "details": seen}))
+"""
+
+
+async def test_a_program_with_target_access_asks_targets_through_a_loopback_proxy(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "asks.py").write_text(ASKS_TARGETS)
+    grader = {"name": "g", "type": "code-grader", "command": [sys.executable, "asks.py"]}
+    report = await read(tmp_path, {**grader, "target": {"max_calls": 3}})
+    assert report.suite is not None, report.errors
+    case = report.suite.cases[0]
+    judge = ScriptedTarget(judge_replies=[lambda request: f"judge: {request.question}"])
+    other = ScriptedTarget(name="other", judge_replies=[lambda request: "other: yes"])
+    context = EvaluationContext(
+        case=case,
+        question="2+2?",
+        candidate_answer="4",
+        judge=judge,
+        judge_attempts=1,
+        resolve_judge=lambda name: {"other": other}[name],
+        target_names=("fake", "other"),
+        program_targets=TargetProxy,
+        programs=runner(tmp_path),
+    )
+    result = (await EVALUATORS.run(case.evaluators[0], context)).result
+    assert result.details is not None, result.reasoning
+    seen = result.details["program"]
+    assert seen["info"] == [
+        200,
+        {
+            "targetName": "fake",
+            "maxCalls": 3,
+            "callCount": 0,
+            "availableTargets": ["fake", "other"],
+        },
+    ]
+    assert seen["stranger"][0] == 401
+    assert seen["one"] == [
+        200,
+        {
+            "output": [{"role": "assistant", "content": "judge: Right? 4"}],
+            "outputMessages": [{"role": "assistant", "content": "judge: Right? 4"}],
+            "rawText": "judge: Right? 4",
+            "tokenUsage": {"input": 10, "output": 5},
+        },
+    ]
+    again, unknown = seen["batch"][1]["responses"]
+    assert again["rawText"] == "other: yes"
+    assert unknown["rawText"] == ("Error: unknown target 'nope': available targets are fake, other")
+    assert seen["empty"] == [400, {"error": "'question' is required: the text to send"}]
+    assert seen["last"][0] == 200
+    assert seen["over"] == [429, {"error": "max calls exceeded (limit: 3)"}]
+    # Sent: one, again, last. The unknown target and the empty request were never sent.
+    assert result.details["target_proxy"] == {"call_count": 3, "max_calls": 3}
+    asked, _ = judge.judge_requests()
+    assert [(m.role, m.content) for m in asked.chat_prompt] == [
+        ("system", "Say yes."),
+        ("user", "Right? 4"),
+    ]
+    assert asked.case_id == case.id
+    with pytest.raises(ConnectionRefusedError):  # the proxy closed with the program
+        await asyncio.open_connection("127.0.0.1", int(seen["url"].rsplit(":", 1)[1]))
+    without = replace(context, program_targets=None)
+    refused = (await EVALUATORS.run(case.evaluators[0], without)).result
+    assert refused.status == "error"
+    assert "cannot call targets here ('target')" in (refused.reasoning or "")
+
+
+@pytest.mark.parametrize(
+    ("target", "path", "message"),
+    [
+        ("judge", "target", "is {max_calls: N} or true"),
+        ({"max_calls": -1}, "target.max_calls", "must be a whole number from 0"),
+        ({"max_calls": 2, "model": "x"}, "target.model", "takes max_calls"),
+    ],
+)
+async def test_a_code_graders_target_is_its_programs_call_budget(
+    tmp_path: Path, target: Any, path: str, message: str
+) -> None:
+    grader = {"name": "g", "type": "code-grader", "command": "x"}
+    allowed = await read(tmp_path, {**grader, "target": True})
+    assert allowed.suite is not None, allowed.errors
+    access = allowed.suite.cases[0].evaluators[0].target_access
+    assert access is not None
+    assert access.max_calls == 50
+    report = await read(tmp_path, {**grader, "target": target})
+    assert message in errors_by_path(report)[f"tests[0].assertions[0].{path}"]

@@ -22,6 +22,9 @@ class NoTargets:
     def get(self, name: str) -> RunnableTarget:
         raise UnknownTarget(name, ())
 
+    def names(self) -> list[str]:
+        return []
+
 
 @dataclass
 class ScriptedRun:
