@@ -29,7 +29,7 @@ from typing import Any
 
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome
 from app.evaluators.config import EvaluatorConfig
-from app.evaluators.programs import ProgramError
+from app.evaluators.programs import ProgramError, ProgramRunner
 from app.evaluators.results import EvaluatorResult
 from app.evaluators.verdicts import verdict_for
 
@@ -48,13 +48,18 @@ def _dump(value: Any) -> Any:
 
 def payload(config: EvaluatorConfig, context: EvaluationContext) -> dict[str, Any]:
     """The JSON a code grader reads on stdin (AgentV's wire names)."""
+    extra = dict(config.model_extra or {})
+    own = extra.pop("config", None)
+    return case_payload(context, own if own is not None else (extra or None))
+
+
+def case_payload(context: EvaluationContext, own_config: Any) -> dict[str, Any]:
+    """The case and answer as a program reads them on stdin; ``config`` is ``own_config``."""
     case, run = context.case, context.candidate
     expected = [_dump(message) for message in case.expected_messages]
     if not expected and context.reference_answer:
         expected = [{"role": "assistant", "content": context.reference_answer}]
     calls = [_dump(call) for call in run.tool_calls]
-    extra = dict(config.model_extra or {})
-    own = extra.pop("config", None)
     return {
         "question": context.question,
         "criteria": context.expected_outcome,
@@ -75,7 +80,7 @@ def payload(config: EvaluatorConfig, context: EvaluationContext) -> dict[str, An
         "token_usage": {"input": run.input_tokens, "output": run.output_tokens},
         "cost_usd": run.cost_usd,
         "duration_ms": run.duration_ms if run.duration_ms is not None else run.latency_ms,
-        "config": own if own is not None else (extra or None),
+        "config": own_config,
         "output_path": None,
         "file_changes": None,
         "workspace_path": None,
@@ -140,6 +145,29 @@ def read_result(stdout: str) -> dict[str, Any]:
     }
 
 
+def placed_program(
+    config: EvaluatorConfig, context: EvaluationContext
+) -> tuple[ProgramRunner, Path]:
+    """The runner and folder of a grader's program; ``ProgramError`` when it may not run."""
+    if context.programs is None:
+        raise ProgramError(DISABLED)
+    if config.cwd is None:
+        raise ProgramError(NOT_FROM_ROOT)
+    return context.programs, Path(config.cwd)
+
+
+async def program_prompt(config: EvaluatorConfig, context: EvaluationContext) -> str:
+    """The judge prompt a grader's ``prompt_program`` prints for this case and answer."""
+    assert config.prompt_program is not None
+    programs, folder = placed_program(config, context)
+    stdin = json.dumps(case_payload(context, config.prompt_program.config), ensure_ascii=False)
+    ran = await programs.run(config.prompt_program.command, stdin.encode(), folder=folder)
+    prompt = ran.stdout.strip()
+    if not prompt:
+        raise ProgramError("the judge prompt program printed no prompt")
+    return prompt
+
+
 class CodeJudgeEvaluator:
     """Runs the grader's program on the case and answer, and reads its score."""
 
@@ -147,15 +175,11 @@ class CodeJudgeEvaluator:
         self, config: EvaluatorConfig, context: EvaluationContext
     ) -> EvaluatorOutcome:
         """Grade with the program; a refusal or a broken result is an ``error`` result."""
-        if context.programs is None:
-            raise ProgramError(DISABLED)
-        if config.cwd is None:
-            raise ProgramError(NOT_FROM_ROOT)
+        programs, folder = placed_program(config, context)
         stdin = json.dumps(payload(config, context), ensure_ascii=False).encode()
-        folder = Path(config.cwd)
         proxy = None
         if config.target_access is None:
-            ran = await context.programs.run(config.command, stdin, folder=folder)
+            ran = await programs.run(config.command, stdin, folder=folder)
         elif context.program_targets is None:
             raise ProgramError("a code grader's program cannot call targets here ('target')")
         else:
@@ -167,7 +191,7 @@ class CodeJudgeEvaluator:
                 target_names=context.target_names,
             )
             async with proxy.serving() as env:
-                ran = await context.programs.run(config.command, stdin, folder=folder, env=env)
+                ran = await programs.run(config.command, stdin, folder=folder, env=env)
         found = read_result(ran.stdout)
         score = found["score"]
         return EvaluatorOutcome(

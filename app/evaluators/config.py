@@ -147,6 +147,14 @@ class TargetAccess(BaseModel):
     max_calls: int = Field(50, ge=0, description="Calls the program may make in all.")
 
 
+class PromptProgram(BaseModel):
+    """A judge prompt written by a program: it reads the case as JSON, prints the prompt."""
+
+    model_config = ConfigDict(frozen=True)
+    command: tuple[str, ...] = Field(min_length=1)
+    config: Any = None
+
+
 class AggregatorConfig(BaseModel):
     """How a ``composite`` combines its children: ``{type, weights?, threshold?, ...}``.
 
@@ -175,12 +183,14 @@ class EvaluatorConfig(BaseModel):
         threshold: The grader's own pass mark (metric limits for ``latency``/``cost``).
         value: The expected value of deterministic checks (a string or a list).
         prompt / prompt_path: A judge prompt template, inline or read from a file.
+        prompt_program: A judge prompt a program prints (runs like a code grader, in ``cwd``).
         rubrics: Rubric items of a judge.
         target: The judge target of a model-graded grader.
         json_schema: The JSON Schema of ``is_json``/``contains_json`` (key ``schema``).
         evaluators: Children of a ``composite``.
         aggregator: How a ``composite`` combines its children.
-        command / cwd: The program of a code grader (argv, no shell) and its folder.
+        command / cwd: The program of a code grader (argv, no shell) and its folder (also the
+            folder of a ``prompt_program``).
         target_access: A code grader's calls to targets (its ``target``: ``{max_calls}``).
 
     Every other key the file gives is kept as written in ``model_extra`` (for example a
@@ -198,6 +208,7 @@ class EvaluatorConfig(BaseModel):
     value: Any = None
     prompt: str | None = None
     prompt_path: str | None = None
+    prompt_program: PromptProgram | None = None
     rubrics: tuple[RubricItem, ...] = ()
     target: str | None = None
     json_schema: dict[str, Any] | None = Field(None, alias="schema")

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from app.errors import EvaluatorConfigError
 from app.evaluators.base import EvaluationContext, Evaluator, EvaluatorOutcome, JudgeClient
+from app.evaluators.code_judge import program_prompt
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.judge_output import JudgeVerdict, Unscored, parse_verdict
 from app.evaluators.results import EvaluatorRawRequest, EvaluatorResult
@@ -98,6 +99,13 @@ def render_user_prompt(config: EvaluatorConfig, context: EvaluationContext) -> s
     custom = config.prompt if config.prompt and config.prompt.strip() else None
     template = custom or DEFAULT_EVALUATOR_TEMPLATE
     return render_evaluator_prompt(template, prompt_variables(context, template))
+
+
+async def judge_user_prompt(config: EvaluatorConfig, context: EvaluationContext) -> str:
+    """The judge's user prompt: what the ``prompt_program`` prints, else ``render_user_prompt``."""
+    if config.prompt_program is not None:
+        return await program_prompt(config, context)
+    return render_user_prompt(config, context)
 
 
 @dataclass
@@ -235,7 +243,7 @@ class LlmJudgeEvaluator:
         if config.rubrics and self._rubrics is not None:
             return await self._rubrics.evaluate(config, context)
         judge = context.judge_for(config)
-        user_prompt = render_user_prompt(config, context)
+        user_prompt = await judge_user_prompt(config, context)
         raw_request = EvaluatorRawRequest(
             user_prompt=user_prompt, system_prompt=JUDGE_SYSTEM_PROMPT, target=judge.name
         )

@@ -21,7 +21,7 @@ from app.evaluators.llm_judge import (
     JudgeExchange,
     ask_judge,
     judge_temperature,
-    render_user_prompt,
+    judge_user_prompt,
     unscored_result,
 )
 from app.evaluators.results import EvaluatorRawRequest, EvaluatorResult
@@ -180,7 +180,8 @@ class RubricEvaluator:
         if not rubrics:
             raise EvaluatorConfigError(f"evaluator {config.name!r} has no rubrics")
         judge = context.judge_for(config)
-        user_prompt = f"{render_user_prompt(config, context).rstrip()}\n\n{rubric_section(rubrics)}"
+        asked = await judge_user_prompt(config, context)
+        user_prompt = f"{asked.rstrip()}\n\n{rubric_section(rubrics)}"
         system_prompt = rubric_system_prompt(rubrics)
         raw_request = EvaluatorRawRequest(
             user_prompt=user_prompt, system_prompt=system_prompt, target=judge.name

@@ -1,11 +1,12 @@
 """Code graders get their folder from the suite file, or are refused.
 
-A code grader (``code_judge``, or a composite's ``code_judge`` aggregator) runs a program the
-suite names. It runs only when the operator enables code graders, and only for a suite
-file read from a workspace root: its folder is then the suite file's folder (or its ``cwd``
-relative to that folder, inside the same root), set here as an absolute path. A suite sent
-in a request body never runs a program, whatever ``cwd`` it writes. Each refusal is one
-error per grader, at the first case that uses it, naming the grader.
+A code grader (``code_judge``, a composite's ``code_judge`` aggregator, or a judge whose
+prompt a program prints) runs a program the suite names. It runs only when the operator
+enables code graders, and only for a suite file read from a workspace root: its folder is
+then the suite file's folder (or its ``cwd`` relative to that folder, inside the same root),
+set here as an absolute path. A suite sent in a request body never runs a program, whatever
+``cwd`` it writes. Each refusal is one error per grader, at the first case that uses it,
+naming the grader.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def _place(
         declared = (aggregator.model_extra or {}).get("cwd")
         folder = _folder(grader, declared, policy, findings, where, reported)
         update["aggregator"] = aggregator.model_copy(update={"cwd": folder})
-    if grader.type == "code_judge":
+    if grader.type == "code_judge" or grader.prompt_program is not None:
         update["cwd"] = _folder(grader, grader.cwd, policy, findings, where, reported)
     return grader.model_copy(update=update) if update else grader
 

@@ -147,12 +147,15 @@ def _rendered_bands(raw: Any, where: DocumentPath, render: Renderer) -> Any:
 
 
 def judge_prompt(raw: Any, path: DocumentPath, context: GraderContext) -> dict[str, Any]:
-    """``prompt``: inline template text, or a file (``file://``, or path-like where allowed)."""
+    """``prompt``: inline template text, a file, or a program that prints it.
+
+    A file is ``file://path``, or a path-like token where allowed; a program is
+    ``{command, config?, cwd?}``.
+    """
     if raw is None:
         return {}
     if isinstance(raw, dict):
-        context.findings.error(path, "an executable judge prompt (a program) is not supported yet")
-        return {}
+        return _prompt_program(raw, path, context.findings)
     if not isinstance(raw, str):
         context.findings.error(path, "must be the judge prompt text or a file path")
         return {}
@@ -168,6 +171,28 @@ def judge_prompt(raw: Any, path: DocumentPath, context: GraderContext) -> dict[s
     if not shows_candidate_answer(text):
         context.findings.warn(path, BLIND_JUDGE_WARNING)
     return {"prompt": text}
+
+
+def _prompt_program(
+    raw: Mapping[str, Any], path: DocumentPath, findings: Findings
+) -> dict[str, Any]:
+    """``{command (or script), config?, cwd?}``: the program and the configuration it reads."""
+    unknown = sorted(set(raw) - {"command", "script", "config", "cwd"})
+    for key in unknown:
+        findings.error((*path, key), "unknown key: a prompt program takes command, config, cwd")
+    key = "command" if "command" in raw else "script"
+    fields: dict[str, Any] = {
+        "prompt_program": {
+            "command": _argv(raw.get(key), (*path, key), findings),
+            "config": raw.get("config"),
+        }
+    }
+    cwd = raw.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        findings.error((*path, "cwd"), f"must be a folder path, not {describe(cwd)}")
+    elif cwd is not None:
+        fields["cwd"] = cwd
+    return fields
 
 
 def _judge(raw: Mapping[str, Any], path: DocumentPath, context: GraderContext) -> dict[str, Any]:

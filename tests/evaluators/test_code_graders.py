@@ -24,7 +24,7 @@ from app.evaluators.results import EvaluatorResult
 from app.providers.base import ToolCall
 from app.providers.target_proxy import TargetProxy
 from app.suites.loader import SuiteReport, check_suite
-from tests.evaluators.fakes import ScriptedTarget
+from tests.evaluators.fakes import ScriptedTarget, verdict_json
 from tests.suites.helpers import check, errors_by_path, source
 
 GRADER = """\
@@ -354,3 +354,54 @@ async def test_a_code_graders_target_is_its_programs_call_budget(
     assert access.max_calls == 50
     report = await read(tmp_path, {**grader, "target": target})
     assert message in errors_by_path(report)[f"tests[0].assertions[0].{path}"]
+
+
+PROMPTER = """\
+import json, sys
+case = json.load(sys.stdin)
+print(f"Question: {case['question']}")
+print(f"Answer: {case['answer']}")
+print(f"Rubric: {case['config']['rubric']}")
+"""
+
+
+async def test_a_judge_prompt_written_by_a_program_is_what_the_judge_is_asked(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "prompter.py").write_text(PROMPTER)
+    (tmp_path / "evals" / "silent.py").write_text("")
+    program = {"command": [sys.executable, "prompter.py"], "config": {"rubric": "Says 4"}}
+    grader = {"name": "custom", "type": "llm-grader", "prompt": program}
+    report = await read(tmp_path, grader)
+    assert report.suite is not None, report.errors
+    [judged] = report.suite.cases[0].evaluators
+    assert judged.type == "llm_judge"
+    assert judged.cwd == str(tmp_path / "evals")
+    judge = ScriptedTarget(judge_replies=[verdict_json(0.9)])
+    context = EvaluationContext(
+        case=report.suite.cases[0],
+        question="2+2?",
+        candidate_answer="It is 4.",
+        judge=judge,
+        judge_attempts=1,
+        programs=runner(tmp_path),
+    )
+    outcome = await EVALUATORS.run(judged, context)
+    assert (outcome.result.score, outcome.result.status) == (0.9, "ok")
+    [asked] = judge.judge_requests()
+    printed = "Question: 2+2?\nAnswer: It is 4.\nRubric: Says 4"
+    assert asked.chat_prompt[-1].content == printed
+    assert outcome.raw_request is not None
+    assert outcome.raw_request.user_prompt == printed
+    assert judged.prompt_program is not None
+    quiet = judged.prompt_program.model_copy(update={"command": (sys.executable, "silent.py")})
+    silent = judged.model_copy(update={"prompt_program": quiet})
+    result = (await EVALUATORS.run(silent, context)).result
+    assert result.status == "error"
+    assert "printed no prompt" in (result.reasoning or "")
+    off = await read(tmp_path, grader, enabled=False)
+    assert (
+        "grader 'custom' (llm_judge) cannot run: code graders are not enabled"
+        in (errors_by_path(off)["tests[0]"])
+    )
