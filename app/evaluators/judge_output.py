@@ -25,6 +25,8 @@ from pydantic import (
     field_validator,
 )
 
+from app.evaluators.config import SCORE_POINTS
+
 MAX_LISTED = 4
 """Hits and misses kept per verdict (the contract asks the judge for at most 4 each)."""
 MAX_REPLY_CHARS = 200_000
@@ -88,7 +90,7 @@ class RubricScore(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
     id: StrictStr
-    score: int = Field(ge=0, le=10, strict=True)
+    score: int = Field(ge=0, le=SCORE_POINTS, strict=True)
     reasoning: StrictStr = ""
 
     @field_validator("score", mode="before")
