@@ -8,7 +8,10 @@ flight: C = 50 is 250 calls/s, C = 100 is 500 calls/s. Prints wall / ideal for e
 (workers, calls/s), then the peak RSS of each worker process over a run of ``--rss-cases``.
 With ``--repeat N`` each (calls/s, workers) runs N times, the worker counts alternating, and
 the median ratio of each is printed at the end (this VM's figures move by up to 0.1 between
-runs at 500 calls/s).
+runs at 500 calls/s). Each round starts from an empty database and fresh processes, so a
+run pays once-only costs (the target's limit rows, each process's structured-output probe);
+``--warm`` measures instead a second run of the same size on the same processes, as a
+service that is already running sees it.
 
     .venv/bin/python -m bench.fleet_bench --database-url postgresql+asyncpg://eval:eval@127.0.0.1/eval_bench
 """
@@ -116,9 +119,19 @@ def run_once(url: str, cases: int, concurrency: int) -> tuple[float, dict[str, A
 
 
 def measure(
-    database: str, folder: Path, fake_url: str, count: int, cases: int, concurrency: int
+    database: str,
+    folder: Path,
+    fake_url: str,
+    count: int,
+    cases: int,
+    concurrency: int,
+    *,
+    warm: bool = False,
 ) -> tuple[float, dict[str, Any], list[float]]:
-    """One run with ``count`` worker processes; (seconds, run, peak RSS of each worker)."""
+    """One run with ``count`` worker processes; (seconds, run, peak RSS of each worker).
+
+    ``warm``: the run measured is the second one of those processes (the first is the same).
+    """
     asyncio.run(reset_database(database))
     targets = write_targets(folder, fake_url, concurrency=10 * concurrency)
     env = {
@@ -132,6 +145,8 @@ def measure(
         "EVAL_WORKER_MAX_CASES": str(2 * concurrency),
     }
     with running_service(env) as (url, _), workers(env, count) as pids:
+        if warm:
+            run_once(url, cases, concurrency)
         seconds, run = run_once(url, cases, concurrency)
         rss = [peak_rss_mib(pid) for pid in pids]
     return seconds, run, rss
@@ -148,11 +163,17 @@ def main() -> None:
         "--repeat", type=int, default=1,
         help="rounds of every (rate, workers) run, interleaved; medians are printed at the end",
     )  # fmt: skip
+    parser.add_argument(
+        "--warm", action="store_true",
+        help="measure each run after a first one on the same processes (not counted)",
+    )  # fmt: skip
     args = parser.parse_args()
     ratios: dict[tuple[int, int], list[float]] = {}
     with tempfile.TemporaryDirectory() as name, fake_server(LATENCY_MS) as fake_url:
         folder = Path(name)
         print(f"{args.cases} multi-turn cases, candidate + judge, {LATENCY_MS:g} ms per call")
+        if args.warm:
+            print("each run measured is the second of its processes (--warm)")
         for rate in args.calls_per_second:
             # C cases in flight make C calls at a time, each LATENCY_MS long: C / L calls/s.
             concurrency = rate * int(LATENCY_MS) // 1000
@@ -160,8 +181,9 @@ def main() -> None:
             for _ in range(args.repeat):  # rounds alternate the worker counts: drift hits all
                 for count in args.workers:
                     seconds, run, _ = measure(
-                        args.database_url, folder, fake_url, count, args.cases, concurrency
-                    )
+                        args.database_url, folder, fake_url, count, args.cases, concurrency,
+                        warm=args.warm,
+                    )  # fmt: skip
                     ratios.setdefault((rate, count), []).append(seconds / ideal)
                     print(f"{rate:4} calls/s  {count} worker(s)  wall {seconds:7.2f} s  ideal "
                           f"{ideal:6.2f} s  ratio {seconds / ideal:5.2f}  "
