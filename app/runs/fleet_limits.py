@@ -63,6 +63,8 @@ IDLE_SECONDS = 1.0
 (unless another process wants one first)."""
 WANTED_SECONDS = 1.0
 """How long after another process's waiter spoke up freed slots go back instead of staying."""
+ENSURED_SECONDS = 1.0
+"""How long a limit this process created counts as created for calls that found it missing."""
 SHARE_SECONDS = 2.0
 """How long a slot may pass between this process's waiters while another process wants one."""
 
@@ -172,6 +174,7 @@ class FleetLimits:
     async def drop(self, key: str) -> None:
         """Forget a limit that is no longer needed (a finished run's)."""
         self._limiters.pop(key, None)
+        self._ensuring.pop(key, None)
         await self._pool.execute(DROP, key)
 
     def _notified(self, _connection: Any, _pid: int, _channel: str, key: str) -> None:
@@ -236,6 +239,16 @@ class FleetLimits:
         await asyncio.shield(ensuring)
 
     def _ensured(self, key: str, done: asyncio.Future[None]) -> None:
+        # Kept a moment once created: a query sent before the creation committed can still
+        # answer "not known", and must find it done rather than create the limit again. A
+        # creation that failed is forgotten at once, so that the next call tries again.
+        if done.cancelled() or done.exception() is not None:
+            self._forget_ensured(key, done)
+        else:
+            loop = asyncio.get_running_loop()
+            loop.call_later(ENSURED_SECONDS, self._forget_ensured, key, done)
+
+    def _forget_ensured(self, key: str, done: asyncio.Future[None]) -> None:
         if self._ensuring.get(key) is done:
             del self._ensuring[key]
 

@@ -309,6 +309,42 @@ async def test_a_limit_found_missing_by_many_calls_at_once_is_created_once(
     assert sorted(slot for slots in taken for slot in slots) == list(range(8))
 
 
+async def test_calls_that_found_a_limit_missing_just_before_its_creation_do_not_redo_it(
+    two_holders: tuple[FleetLimits, FleetLimits], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every call's first answer is "not known", but they arrive 0.1 s apart: the first call
+    # creates the limit, and the later ones must find that creation instead of redoing it.
+    first, _ = two_holders
+    created: list[str] = []
+    ensure = first.ensure
+
+    async def counted(key: str, max_limit: int) -> None:
+        created.append(key)
+        await ensure(key, max_limit)
+
+    class LateAnswers:
+        def __init__(self, pool: Any) -> None:
+            self.pool = pool
+            self.asked = 0
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.pool, name)
+
+        async def fetchrow(self, *args: Any) -> Any:
+            self.asked += 1
+            order = self.asked
+            row = await self.pool.fetchrow(*args)
+            if order <= 8:
+                await asyncio.sleep(0.1 * order)
+            return row
+
+    monkeypatch.setattr(first, "ensure", counted)
+    monkeypatch.setattr(first, "_pool", LateAnswers(first._pool))
+    taken = await asyncio.gather(*(first.try_acquire("run:late", 8) for _ in range(8)))
+    assert created == ["run:late"]
+    assert sorted(slot for slots in taken for slot in slots) == list(range(8))
+
+
 async def test_a_429_seen_by_one_process_lowers_the_limit_of_the_slots_another_keeps(
     two_holders: tuple[FleetLimits, FleetLimits],
 ) -> None:
