@@ -90,8 +90,10 @@ def _bands_of_mapping(value: dict[Any, Any]) -> list[dict[str, Any]]:
             )
         starts[point] = outcome
     ordered = sorted(starts)
-    if ordered[:1] != [0]:
-        raise ValueError(f"score_ranges must start at 0, not at {ordered[0] if ordered else None}")
+    if not ordered:
+        raise ValueError("score_ranges needs bands: a mapping from each band's first point")
+    if ordered[0] != 0:
+        raise ValueError(f"score_ranges must start at 0, not at {ordered[0]}")
     ends = [*(start - 1 for start in ordered[1:]), SCORE_POINTS]
     return [
         {"low": start, "high": end, "outcome": starts[start]}

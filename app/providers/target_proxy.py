@@ -1,14 +1,14 @@
 """A code grader's door to the targets: an HTTP server on 127.0.0.1 for one program's run.
 
-A code grader given ``target: {max_calls: N}`` (``target: true``: 50 calls) may
-ask the service's targets while its program runs, the way AgentV's SDK does
-(``createTargetClient``): the program finds the server's URL and a random token in
-``AGENTV_TARGET_PROXY_URL`` and ``AGENTV_TARGET_PROXY_TOKEN`` (the later SDK names
-``AGENTV_PROVIDER_PROXY_*`` hold the same), and sends ``Authorization: Bearer <token>``.
+A code grader given ``target: {max_calls: N}`` (``target: true``: 50 calls) may ask the
+service's targets while its program runs, the way AgentV's SDK does (``createTargetClient``):
+the program finds the server's URL and a random token in ``AGENTV_TARGET_PROXY_URL`` and
+``AGENTV_TARGET_PROXY_TOKEN`` (the later SDK names ``AGENTV_PROVIDER_PROXY_*`` hold the
+same), and sends ``Authorization: Bearer <token>``.
 
 - ``GET /info``: ``{targetName, maxCalls, callCount, availableTargets}``.
-- ``POST /invoke``: ``{question, systemPrompt?, target?, evalCaseId?, attempt?}`` ->
-  ``{output, outputMessages, rawText, tokenUsage}``.
+- ``POST /invoke``: ``{question, systemPrompt?, target?, attempt?}`` ->
+  ``{output, outputMessages, rawText, tokenUsage}`` (the calls carry the case's own id).
 - ``POST /invokeBatch``: ``{requests: [...]}`` -> ``{responses: [...]}``, asked in order; a
   request that fails answers ``rawText: "Error: ..."`` in its place.
 
@@ -17,8 +17,7 @@ the case's judge calls (limited, retried and counted like the judge's own); ever
 counts against ``max_calls``, a failed one too. Refusals answer ``{error}``: 401 without the
 token, 429 past ``max_calls`` (a batch is refused whole before any call), 400 for a request
 without ``question`` or naming an unknown target (not sent, not counted), 502 when the
-target's call failed. The
-server binds loopback only and closes when the program ends.
+target's call failed. The server binds loopback only and closes when the program ends.
 """
 
 from __future__ import annotations

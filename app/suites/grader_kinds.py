@@ -107,6 +107,9 @@ def _rubric_item(
     for key in item:
         if key not in _RUBRIC_KEYS:
             findings.warn((*where, key), "unknown key of a rubric item, kept unused")
+    if "score_ranges" in item and not item["score_ranges"]:
+        findings.error((*where, "score_ranges"), "needs bands that cover 0 to 10 points")
+        return None
     fields: dict[str, Any] = {
         "id": f"rubric-{index + 1}",
         "required": "score_ranges" not in item,

@@ -295,6 +295,7 @@ async def test_scored_criteria_read_either_band_shape_with_their_gate_and_operat
     ("item", "path", "message"),
     [
         ({"score_ranges": {"1": "a", "10": "b"}}, "score_ranges", "must start at 0, not at 1"),
+        ({"score_ranges": []}, "score_ranges", "needs bands that cover 0 to 10 points"),
         ({"score_ranges": {"0": "a", "12": "b"}}, "score_ranges", "not '12'"),
         ({"score_ranges": {"0": "a", "half": "b"}}, "score_ranges", "not 'half'"),
         (
@@ -323,6 +324,7 @@ async def test_scored_criteria_read_either_band_shape_with_their_gate_and_operat
     ],
     ids=[
         "not-from-0",
+        "no-bands",
         "over-10",
         "not-a-number",
         "gap",
