@@ -31,7 +31,9 @@ from app.suites.sources import load_sources
 
 DEFAULT_FOLDERS = sorted(Path("/work/shared/reference/agentv-2026").glob("20*"))
 _LIST_KEYS = ("assertions", "assert", "evaluators")
-_SKIP = re.compile(r"baseline|results|grader-scores|/cases/|/fixtures/|/workspace|\.agentv/")
+_SKIP = re.compile(
+    r"baseline|results|grader-scores|/cases/|/fixtures/|/workspace(-template)?/|\.agentv/"
+)
 
 
 def eval_files(root: Path) -> list[Path]:

@@ -18,6 +18,7 @@ from app.evaluation.context import CallLedger, CaseContext, RecordedTarget, Resp
 from app.evaluation.plan import RunPlan
 from app.evaluation.records import RawRequest, ResultRecord, TokenUsage
 from app.evaluation.trials import combine_trials, decided
+from app.evaluation.workspaces import CaseWorkspace, WorkspaceError, case_workspace
 from app.evaluators.aggregate import Combined, combine
 from app.evaluators.base import CandidateRun, EvaluationContext, EvaluatorOutcome, JudgeClient
 from app.evaluators.config import DEFAULT_EVALUATOR
@@ -48,6 +49,7 @@ class _CaseState:
     candidate_answer: str | None = None
     candidate: CandidateRun = field(default_factory=CandidateRun)
     outcomes: Sequence[EvaluatorOutcome] = ()
+    file_changes: str | None = None
 
     def record(self, combined: Combined | None = None, *, error: str | None = None) -> ResultRecord:
         """The case's result record, graded by ``combined`` or failed with ``error``."""
@@ -84,6 +86,7 @@ class _CaseState:
             cached=self.ledger.cached() if self.plan.use_cache else None,
             cost_usd=self.ledger.cost,
             tool_calls=list(self.candidate.tool_calls),
+            file_changes=self.file_changes,
             error=error,
         )
 
@@ -147,6 +150,8 @@ async def _guarded(
         return state.record(error=f"the case timed out after {plan.case_timeout_seconds:g} s")
     except ProviderError as exc:
         return state.record(error=f"candidate target {plan.target!r} failed: {exc.detail}")
+    except WorkspaceError as exc:
+        return state.record(error=str(exc))
     except Exception as exc:  # the case boundary: one case's fault never ends the run
         logger.exception("case %r failed", case.id)
         return state.record(error=f"internal error while running the case: {exc!r}")
@@ -158,6 +163,22 @@ async def _run_case(
     context: CaseContext,
     candidate_answer: str | None,
     registry: EvaluatorRegistry,
+) -> ResultRecord:
+    """The case, in a workspace of its own when the suite has one and the candidate runs."""
+    workspace = state.plan.workspace
+    if workspace is None or candidate_answer is not None:
+        return await _attempt(state, formatted, context, candidate_answer, registry, None)
+    async with case_workspace(workspace, context.programs, state.case.id) as folder:
+        return await _attempt(state, formatted, context, candidate_answer, registry, folder)
+
+
+async def _attempt(
+    state: _CaseState,
+    formatted: FormattedPrompt,
+    context: CaseContext,
+    candidate_answer: str | None,
+    registry: EvaluatorRegistry,
+    workspace: CaseWorkspace | None,
 ) -> ResultRecord:
     plan, case = state.plan, state.case
     cache = context.cache if plan.use_cache else None
@@ -171,12 +192,15 @@ async def _run_case(
     if candidate_answer is None:
         runtime = context.providers.get(plan.target)
         candidate = RecordedTarget(runtime, CallRole.CANDIDATE, state.ledger, cache)
+        folder = str(workspace.path) if workspace else None
         response = await candidate.complete(
-            ProviderRequest.for_candidate(formatted, case.id, plan.candidate_options)
+            ProviderRequest.for_candidate(formatted, case.id, plan.candidate_options, folder)
         )
         candidate_answer = response.text
     state.candidate_answer = candidate_answer
     state.candidate = candidate_run(state.ledger, response)
+    if workspace is not None:
+        state.file_changes = await workspace.changes()
     thresholds = case.thresholds or plan.thresholds
     evaluation = EvaluationContext(
         case=case,
@@ -190,6 +214,8 @@ async def _run_case(
         programs=context.programs,
         target_names=tuple(context.providers.names()),
         program_targets=TargetProxy,
+        workspace_path=str(workspace.path) if workspace else None,
+        file_changes=state.file_changes,
     )
     state.outcomes = await _run_evaluators(case, evaluation, registry)
     return state.record(combine(state.outcomes, thresholds))

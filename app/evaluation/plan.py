@@ -10,7 +10,7 @@ from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import DEFAULT_GUIDELINE_PATTERNS, FormatOptions, Mode
 from app.providers.base import ModelOptions
 from app.settings.targets import DEFAULT_TARGET
-from app.suites.model import EvalSuite, Trials
+from app.suites.model import EvalSuite, Trials, Workspace
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class RunPlan:
         trials: How often each case runs (the suite's ``repeat``; a case's own wins).
         candidate_options: Sampling options of every candidate call (``/v1`` runs'
             ``sampling_params``); unset ones are the target's.
+        workspace: The suite's agent workspace: each case works in a fresh copy of it.
     """
 
     target: str
@@ -47,6 +48,7 @@ class RunPlan:
     case_timeout_seconds: float | None = None
     trials: Trials = field(default_factory=Trials)
     candidate_options: ModelOptions = field(default_factory=ModelOptions)
+    workspace: Workspace | None = None
 
 
 def build_run_plan(
@@ -83,6 +85,7 @@ def build_run_plan(
         judge_attempts=judge_attempts,
         case_timeout_seconds=case_timeout_seconds,
         trials=suite.trials,
+        workspace=suite.workspace,
     )
 
 

@@ -134,6 +134,13 @@ class ResultRecord(BaseModel):
     trials: TrialsSummary | None = Field(
         None, description="A case run several times (`repeat`): each trial and pass@k."
     )
+    file_changes: str | None = Field(
+        None,
+        description=(
+            "What the candidate changed in its workspace, as a unified diff in git's format "
+            "('' for nothing), when the suite has a workspace."
+        ),
+    )
     error: str | None = None
 
     def to_json_dict(self) -> dict[str, Any]:

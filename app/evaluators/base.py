@@ -128,6 +128,8 @@ class EvaluationContext:
         programs: Runs code graders' programs; None when the operator has not enabled them.
         target_names: The configured targets a code grader's program may name.
         program_targets: Opens a code grader program's way to the targets; None: no way.
+        workspace_path: The case's workspace folder, when the suite has a workspace.
+        file_changes: What the candidate changed in the workspace (a unified diff).
     """
 
     case: CaseView
@@ -141,6 +143,8 @@ class EvaluationContext:
     programs: ProgramRunner | None = None
     target_names: tuple[str, ...] = ()
     program_targets: OpenProgramTargets | None = None
+    workspace_path: str | None = None
+    file_changes: str | None = None
 
     @property
     def reference_answer(self) -> str:

@@ -9,8 +9,9 @@ code-grader wire format (snake_case):
 else the reference answer as one assistant message), ``output`` and ``answer`` (the
 candidate's answer), ``messages`` (the answer as an assistant message with its tool calls),
 ``input`` (the input messages), ``input_files``, ``trace`` / ``trace_summary`` (tool calls),
-``token_usage``, ``cost_usd``, ``duration_ms``, ``config`` (the grader's own keys), and
-``output_path``, ``file_changes``, ``workspace_path``, ``metadata`` as null.
+``token_usage``, ``cost_usd``, ``duration_ms``, ``config`` (the grader's own keys),
+``workspace_path`` and ``file_changes`` (the case's workspace and what the candidate changed
+in it, a unified diff; null without a workspace), and ``output_path``, ``metadata`` as null.
 
 With ``target: {max_calls}`` the program may call targets while it runs
 (``target_proxy``); the record's ``details.target_proxy`` counts its calls.
@@ -82,8 +83,8 @@ def case_payload(context: EvaluationContext, own_config: Any) -> dict[str, Any]:
         "duration_ms": run.duration_ms if run.duration_ms is not None else run.latency_ms,
         "config": own_config,
         "output_path": None,
-        "file_changes": None,
-        "workspace_path": None,
+        "file_changes": context.file_changes,
+        "workspace_path": context.workspace_path,
         "metadata": None,
     }
 

@@ -59,6 +59,9 @@ class ProviderRequest(BaseModel):
     attempt: int = 0
     file_paths: tuple[str, ...] = ()
     attachments: tuple[tuple[str, str], ...] = ()
+    workspace: str | None = Field(
+        None, exclude=True, description="The case's workspace folder, where an agent works."
+    )
 
     @classmethod
     def for_candidate(
@@ -66,6 +69,7 @@ class ProviderRequest(BaseModel):
         prompt: FormattedPrompt,
         case_id: str | None = None,
         options: ModelOptions | None = None,
+        workspace: str | None = None,
     ) -> ProviderRequest:
         """The request a candidate gets for a formatted case (with the run's ``options``)."""
         return cls(
@@ -77,6 +81,7 @@ class ProviderRequest(BaseModel):
             case_id=case_id,
             file_paths=prompt.file_paths,
             attachments=prompt.attachments,
+            workspace=workspace,
         )
 
 

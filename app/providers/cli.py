@@ -9,7 +9,8 @@ written into the run's folder, each formatted by the target's ``files_format`` (
 {path}``); an argv item that is exactly ``{FILES}`` becomes those arguments. The answer is the
 output file if the program wrote one, else its stdout; a JSON object in AgentV's output
 format (``agent_output``) also reports tool calls, tokens, cost and duration. The program
-runs in a fresh temporary folder (unless ``cwd`` is set) with a clean environment
+runs in the case's workspace when the suite has one, else in the target's ``cwd``, else in
+a fresh temporary folder, with a clean environment
 (``PATH``, ``HOME``, ``LANG`` and the target's own ``env``), and its whole process group is
 killed on timeout or when the caller is cancelled.
 """
@@ -161,7 +162,7 @@ class CliAdapter:
         started = time.perf_counter()
         process = await asyncio.create_subprocess_exec(
             *argv,
-            cwd=str(self.target.cwd or workdir),
+            cwd=str(request.workspace or self.target.cwd or workdir),
             env=clean_environment(self._path, str(workdir), self.target.env),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,

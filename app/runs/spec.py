@@ -64,6 +64,8 @@ def build_run_spec(run: PreparedRun) -> RunSpec:
             "dataset": plan.dataset,
             "thresholds": plan.thresholds.model_dump(by_alias=True),
             "trials": plan.trials.model_dump(),
+            # Only when set, so that stored specs of runs without one stay as they were.
+            **({"workspace": plan.workspace.model_dump()} if plan.workspace else {}),
         },
         files=dict(run.files),
         plan=PlanSpec(
@@ -142,6 +144,7 @@ def prepare_stored_run(
         case_timeout_seconds=stored.case_timeout_seconds,
         trials=suite.trials,
         candidate_options=stored.candidate_options or ModelOptions(),
+        workspace=suite.workspace,
     )
     context = CaseContext(
         providers=providers, cache=cache if plan.use_cache else None, programs=programs

@@ -64,9 +64,9 @@ class Settings(BaseSettings):
     code_graders: bool = Field(
         False,
         description=(
-            "Run code graders (`code_judge`, `code-grader`, composite code aggregators): "
-            "programs named by suites read from a workspace root, never by suites sent in a "
-            "request body. Off: such suites are refused."
+            "Run code graders (`code_judge`, `code-grader`, composite code aggregators) and "
+            "workspace hooks: programs named by suites read from a workspace root, never by "
+            "suites sent in a request body. Off: such suites are refused."
         ),
     )
     code_grader_timeout_seconds: float = Field(

@@ -6,8 +6,8 @@ One reader serves both generations because real files mix them (a 2026 ``tests``
 to every case's graders), suite ``input``/``input_files`` (prepended to every case),
 ``vars``, case sources (``tests: path``, ``file://`` items, ``imports``) and ``${{ VAR }}``
 environment interpolation, which is refused: a suite never reads the service's
-environment. Constructs that need an agent workspace or features not built yet are
-refused, one error each, naming them.
+environment. ``workspace`` is read by ``workspaces``. Constructs of features not built yet
+are refused, one error each, naming them.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from app.suites.reading import (
     thresholds,
 )
 from app.suites.sources import Sources
+from app.suites.workspaces import read_workspace
 
 SCHEMA_NAME = "agentv-eval-v2"
 CASE_LIST_KEYS = ("evalcases", "eval_cases", "tests")
@@ -41,11 +42,10 @@ SUITE_KEYS = frozenset(
     {"$schema", "description", "dataset", "target", "evaluator", "execution", "thresholds"}
     | {"repeat", "trials"}
     | {"guideline_patterns", "assertions", "assert", "input", "input_files", "vars", "imports"}
+    | {"workspace"}
     | {*CASE_LIST_KEYS, *METADATA_KEYS}
 )
 SUITE_REFUSED = {
-    "workspace": "it needs an agent workspace (template, repos, hooks), which this service "
-    "does not set up",
     "environment": "it needs an agent environment, which this service does not set up",
     "docker": "it needs a Docker workspace, which this service does not set up",
     "preprocessors": "content preprocessors (programs run on answers) are not supported yet",
@@ -121,6 +121,7 @@ def _suite_fields(
         ),
         "metadata": metadata_of(document, METADATA_KEYS),
         "target": _target(document, findings),
+        "workspace": read_workspace(document, sources.texts, findings),
     }
     if document.get("evaluator") not in (None, "llm_judge"):
         findings.error(

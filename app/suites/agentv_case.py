@@ -46,7 +46,7 @@ CASE_REFUSED = {
     "turns": "live turn-by-turn conversations are not supported yet",
     "on_turn_failure": "live turn-by-turn conversations are not supported yet",
     "aggregation": "per-turn score aggregation is not supported yet",
-    "workspace": "it needs an agent workspace, which this service does not set up",
+    "workspace": "a case's own workspace is not supported: give 'workspace' once, for the suite",
 }
 EXECUTION_KEYS = frozenset({"target", "evaluators", "skip_defaults", "threshold", "assertions"})
 METADATA_KEYS = frozenset({"metadata", "tags", "governance"})

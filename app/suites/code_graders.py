@@ -1,4 +1,4 @@
-"""Code graders get their folder from the suite file, or are refused.
+"""Code graders and the workspace get their folders from the suite file, or are refused.
 
 A code grader (``code_judge``, a composite's ``code_judge`` aggregator, or a judge whose
 prompt a program prints) runs a program the suite names. It runs only when the operator
@@ -6,7 +6,7 @@ enables code graders, and only for a suite file read from a workspace root: its 
 then the suite file's folder (or its ``cwd`` relative to that folder, inside the same root),
 set here as an absolute path. A suite sent in a request body never runs a program, whatever
 ``cwd`` it writes. Each refusal is one error per grader, at the first case that uses it,
-naming the grader.
+naming the grader. A suite's ``workspace`` is placed the same way (``place_workspace``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ from app.suites.findings import Findings
 from app.suites.model import EvalCase, EvalSuite
 from app.suites.reading import CaseOrigin
 
+WORKSPACE_INLINE = (
+    "a workspace is set up only for a suite file read from a workspace root (name the suite by "
+    "its path), never for a suite sent in the request body"
+)
 INLINE = (
     "code graders run only in a suite file read from a workspace root (name the suite by its "
     "path), never in a suite sent in the request body"
@@ -94,17 +98,58 @@ def _folder(
     elif policy.folder is None:
         problem = INLINE
     else:
-        root, inside = policy.folder
         relative = declared if isinstance(declared, str) and declared.strip() else "."
-        joined = posixpath.normpath(posixpath.join(str(inside), relative))
-        if relative.startswith("/") or joined == ".." or joined.startswith("../"):
+        folder = folder_inside(policy.folder, relative)
+        if folder is None:
             problem = f"its cwd {relative!r} leaves the workspace root"
-        else:
-            folder = str((root / joined).resolve())
-            if not Path(folder).is_relative_to(root.resolve()):
-                problem = f"its cwd {relative!r} leaves the workspace root"
-                folder = None
     if problem is not None and grader.name not in reported:
         reported.add(grader.name)
         findings.error(where, f"grader {grader.name!r} ({grader.type}) cannot run: {problem}")
     return folder
+
+
+def folder_inside(suite_folder: tuple[Path, PurePosixPath], relative: str) -> str | None:
+    """``relative`` (to the suite file's folder) as an absolute path; None outside the root."""
+    root, inside = suite_folder
+    joined = posixpath.normpath(posixpath.join(str(inside), relative))
+    if relative.startswith("/") or joined == ".." or joined.startswith("../"):
+        return None
+    folder = (root / joined).resolve()
+    return str(folder) if folder.is_relative_to(root.resolve()) else None
+
+
+def place_workspace(suite: EvalSuite, policy: CodePolicy, findings: Findings) -> EvalSuite:
+    """The suite with its workspace's template and hook folders made absolute.
+
+    A workspace copies a folder of the server and its hooks run programs, so it needs a
+    suite file read from a workspace root, and hooks need code graders enabled; a template
+    must be a folder inside that root.
+    """
+    workspace = suite.workspace
+    if workspace is None:
+        return suite
+    where: tuple[str | int, ...] = ("workspace",)
+    if policy.folder is None:
+        findings.error(where, f"a workspace cannot be set up: {WORKSPACE_INLINE}")
+        return suite
+    if workspace.hooks() and not policy.enabled:
+        findings.error((*where, "hooks"), f"workspace hooks cannot run: {DISABLED}")
+    update: dict[str, object] = {}
+    if workspace.template is not None:
+        template = folder_inside(policy.folder, workspace.template)
+        if template is None or not Path(template).is_dir():
+            findings.error(
+                (*where, "template"),
+                f"template {workspace.template!r}: no such folder inside the workspace root",
+            )
+        update["template"] = template
+    for name in ("before_all", "before_each", "after_each"):
+        hook = getattr(workspace, name)
+        if hook is not None:
+            cwd = folder_inside(policy.folder, hook.cwd or ".")
+            if cwd is None:
+                findings.error(
+                    (*where, "hooks", name, "cwd"), f"cwd {hook.cwd!r} leaves the workspace root"
+                )
+            update[name] = hook.model_copy(update={"cwd": cwd})
+    return suite.model_copy(update={"workspace": workspace.model_copy(update=update)})

@@ -17,7 +17,7 @@ from typing import Any
 
 from app.errors import DocumentError, FieldError, InvalidRequest
 from app.formatting import FormatOptions, format_prompt
-from app.suites.code_graders import CodePolicy, place_code_graders
+from app.suites.code_graders import CodePolicy, place_code_graders, place_workspace
 from app.suites.dialects import as_suite, detect_dialect, read_document
 from app.suites.document import SuiteDocument, parse_suite_text
 from app.suites.files import FileSource, LoadedFiles
@@ -137,6 +137,7 @@ async def read_suite(
         return report
     policy = CodePolicy(enabled=code_graders, folder=file_source.suite_folder)
     placed = place_code_graders(check.suite, check.origins, policy, findings)
+    placed = place_workspace(placed, policy, findings)
     if report.errors:
         return report
     selected = _select(placed, case_ids, report)

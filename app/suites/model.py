@@ -37,6 +37,47 @@ class Trials(BaseModel):
     early_exit: bool = False
 
 
+class WorkspaceHook(BaseModel):
+    """A program run on a case's workspace (AgentV's workspace hooks).
+
+    Attributes:
+        command: The program and its arguments; ``{{workspace_path}}`` in an argument is
+            the case's workspace folder.
+        cwd: The folder relative arguments resolve against, relative to the suite file as
+            read and absolute once placed (the suite file's folder when not given).
+        timeout_seconds: Time limit of one run.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    command: tuple[str, ...] = Field(min_length=1)
+    cwd: str | None = None
+    timeout_seconds: float = Field(60.0, gt=0)
+
+
+class Workspace(BaseModel):
+    """An agent workspace: each case (each trial of it) works in a fresh folder of its own.
+
+    Attributes:
+        template: Folder copied into each case's workspace, relative to the suite file as
+            read and absolute once placed; None: the workspace starts empty.
+        before_all: Prepares the workspace every case starts from (run in each case's copy,
+            before ``before_each``).
+        before_each: Runs in the case's workspace before its candidate is called.
+        after_each: Runs once the case is graded; a failure is logged, not the case's.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    template: str | None = None
+    before_all: WorkspaceHook | None = None
+    before_each: WorkspaceHook | None = None
+    after_each: WorkspaceHook | None = None
+
+    def hooks(self) -> tuple[WorkspaceHook, ...]:
+        """Every hook the workspace runs."""
+        found = (self.before_all, self.before_each, self.after_each)
+        return tuple(hook for hook in found if hook is not None)
+
+
 class EvalCase(BaseModel):
     """One eval case, with its graders already resolved (case, suite defaults, default judge).
 
@@ -75,6 +116,7 @@ class EvalSuite(BaseModel):
     trials: Trials = Trials()
     cases: tuple[EvalCase, ...]
     metadata: dict[str, Any] = Field(default_factory=dict)
+    workspace: Workspace | None = None
     source_dir: str | None = Field(
         None, description="Folder of the suite file inside a workspace root, if named by path."
     )

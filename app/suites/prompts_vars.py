@@ -39,11 +39,12 @@ from app.suites.reading import (
     refuse,
 )
 from app.suites.sources import Sources, strip_file_prefix
+from app.suites.workspaces import read_workspace
 
 DEFAULT_TEST_KEYS = ("defaultTest", "default_test")
 METADATA_KEYS = frozenset({"name", "tags", "version", "metadata"})
 SUITE_KEYS = frozenset(
-    {"description", "prompts", "providers", "tests", "$schema", "target", "vars"}
+    {"description", "prompts", "providers", "tests", "$schema", "target", "vars", "workspace"}
     | {*DEFAULT_TEST_KEYS, *METADATA_KEYS}
 )
 SUITE_REFUSED = {
@@ -54,7 +55,6 @@ SUITE_REFUSED = {
     "nunjucksFilters": "custom template filters run programs, which suites may not do",
     "derivedMetrics": "derived metrics are not supported yet",
     "redteam": "red-team generation is not supported",
-    "workspace": "it needs an agent workspace, which this service does not set up",
     "assertions": "AgentV's suite graders are not read in this layout: use defaultTest.assert",
     "input": "AgentV's suite input is not read in this layout: put it in the prompts",
     "input_files": "AgentV's suite input_files are not read in this layout",
@@ -120,6 +120,7 @@ def read_prompts_vars(
         target=_target(document, findings),
         cases=tuple(cases),
         metadata=metadata_of(document, METADATA_KEYS),
+        workspace=read_workspace(document, sources.texts, findings),
         **({"guideline_patterns": sources.config_patterns} if sources.config_patterns else {}),
     )
     return SuiteCheck(suite=suite, dialect="prompts-providers-vars", origins=origins)

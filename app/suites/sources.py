@@ -2,7 +2,7 @@
 
 Case sources (``tests: cases.jsonl``, ``tests: [file://cases/*.yaml]``, a folder of
 ``case.yaml`` folders, ``imports.tests``), prompt files of the prompts/providers/vars
-layout, a ``defaultTest`` file, and the ``guideline_patterns`` of the nearest
+layout, a ``defaultTest`` file, a workspace file, and the ``guideline_patterns`` of the nearest
 ``.agentv/config.yaml``. Every path is read through the request's ``FileSource`` (inline
 files, then the workspace roots, with its refusals and caps); a problem is an error at the
 place of the suite that names the file.
@@ -22,6 +22,7 @@ from app.suites.files import FileSource
 from app.suites.findings import Findings, describe
 from app.suites.listing import CASE_FOLDER_FILES, is_pattern
 from app.suites.parsing import parse_yaml
+from app.suites.workspaces import workspace_reference
 
 FILE_PREFIX = "file://"
 CONFIG_FILE = ".agentv/config.yaml"
@@ -72,7 +73,7 @@ def case_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
 
 
 def text_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
-    """Prompt files and a ``defaultTest`` file of the prompts/providers/vars layout."""
+    """Files read as text: prompts and ``defaultTest`` files, a workspace file."""
     found: dict[DocumentPath, str] = {}
     prompts = document.get("prompts")
     for index, item in enumerate(prompts if isinstance(prompts, list) else [prompts]):
@@ -85,6 +86,9 @@ def text_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
         value = document.get(key)
         if isinstance(value, str):
             found[(key,)] = strip_file_prefix(value)
+    workspace = workspace_reference(document)
+    if workspace is not None:
+        found[("workspace",)] = workspace
     return found
 
 

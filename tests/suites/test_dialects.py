@@ -218,7 +218,6 @@ async def test_an_expected_message_needs_content_or_tool_calls() -> None:
 @pytest.mark.parametrize(
     ("suite", "path", "construct"),
     [
-        ({"workspace": {"template": "ws/"}}, "workspace", "agent workspace"),
         ({"docker": {"image": "x"}}, "docker", "Docker workspace"),
         ({"environment": {"image": "x"}}, "environment", "agent environment"),
         ({"preprocessors": []}, "preprocessors", "preprocessors"),
@@ -245,9 +244,9 @@ async def test_workspace_constructs_are_refused_with_one_error_each_naming_them(
         }
     )
     errors = errors_by_path(report)
-    assert set(errors) == {"workspace", "docker", "tests[0].workspace"}
+    assert set(errors) == {"workspace.repos", "docker", "tests[0].workspace"}
     assert all(f"'{path.split('.')[-1]}' is not supported" in errors[path] for path in errors)
-    assert [error.path for error in report.errors].count("workspace") == 1
+    assert [error.path for error in report.errors].count("workspace.repos") == 1
 
 
 async def test_repeat_is_read_into_trials_for_the_suite_and_a_case() -> None:

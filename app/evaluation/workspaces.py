@@ -1,0 +1,164 @@
+"""Each case's agent workspace: a fresh copy of the template, its hooks, and what changed.
+
+A case of a suite with a ``workspace`` works in a folder of its own: a copy of the
+template (or an empty folder), prepared by ``before_all`` and then ``before_each``. The
+candidate's agent runs there, and the graders get the folder (``workspace_path``) and what
+the candidate changed in it (``file_changes``: a unified diff in git's format against the
+folder as the hooks left it). ``after_each`` runs once the case is graded; then the folder
+is removed. Every trial of a case gets its own folder, so no case ever sees another's work.
+
+Hooks run through the code graders' ``ProgramRunner`` (no shell, clean environment, time
+limit, capped output). A hook reads ``{workspace_path, eval_case_id, eval_run_id}`` as JSON
+on stdin, and ``{{workspace_path}}`` in its arguments is the folder. A ``before_*`` hook that
+fails fails its case (``WorkspaceError``); a failing ``after_each`` is logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from app.evaluators.programs import ProgramError, ProgramRunner
+from app.suites.model import Workspace, WorkspaceHook
+
+logger = logging.getLogger("app.evaluation")
+
+SKIPPED_FOLDERS = frozenset({".git", "node_modules", "__pycache__", ".agentv"})
+"""Folders ``file_changes`` never looks into."""
+MAX_FILE_BYTES = 512 * 1024
+"""Larger files are left out of ``file_changes`` (as are files that are not UTF-8 text)."""
+PLACEHOLDER = "{{workspace_path}}"
+
+Snapshot = dict[str, str]
+"""Text files of a folder: relative path (``/``-separated) -> content."""
+
+
+class WorkspaceError(Exception):
+    """A case's workspace could not be set up (the message names the step and why)."""
+
+
+def snapshot(folder: Path) -> Snapshot:
+    """Every text file under ``folder`` (symbolic links and skipped folders left out)."""
+    found: Snapshot = {}
+    for current, folders, files in os.walk(folder):
+        folders[:] = sorted(name for name in folders if name not in SKIPPED_FOLDERS)
+        for name in files:
+            path = Path(current, name)
+            if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if "\0" not in text:
+                found[path.relative_to(folder).as_posix()] = text
+    return found
+
+
+def file_changes(before: Snapshot, after: Snapshot) -> str:
+    """What changed from ``before`` to ``after``, as git prints it ('' for nothing).
+
+    A created or deleted file always has its ``---``/``+++`` lines, even when empty.
+    """
+    parts: list[str] = []
+    for path in sorted(before.keys() | after.keys()):
+        old, new = before.get(path), after.get(path)
+        if old == new:
+            continue
+        lines = [f"diff --git a/{path} b/{path}"]
+        if old is None:
+            lines.append("new file mode 100644")
+        elif new is None:
+            lines.append("deleted file mode 100644")
+        lines.append("--- /dev/null" if old is None else f"--- a/{path}")
+        lines.append("+++ /dev/null" if new is None else f"+++ b/{path}")
+        hunks = difflib.unified_diff(
+            (old or "").splitlines(), (new or "").splitlines(), lineterm="", n=3
+        )
+        lines.extend(list(hunks)[2:])  # its own ---/+++ lines are above
+        parts.append("\n".join(lines))
+    return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class CaseWorkspace:
+    """A case's workspace folder and its files as the hooks left them."""
+
+    path: Path
+    baseline: Snapshot
+
+    async def changes(self) -> str:
+        """What was changed in the folder since the hooks ran, as a unified diff."""
+        return file_changes(self.baseline, await asyncio.to_thread(snapshot, self.path))
+
+
+@asynccontextmanager
+async def case_workspace(
+    spec: Workspace, programs: ProgramRunner | None, case_id: str
+) -> AsyncIterator[CaseWorkspace]:
+    """A fresh workspace for one case (one trial), removed on exit.
+
+    Raises:
+        WorkspaceError: The template could not be copied or a ``before_*`` hook failed.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="eval-workspace-"))
+    path = folder / "workspace"
+    finished = False
+    try:
+        await asyncio.to_thread(_copy, spec.template, path)
+        for name, hook in (("before_all", spec.before_all), ("before_each", spec.before_each)):
+            if hook is not None:
+                await _run_hook(name, hook, programs, path, case_id)
+        yield CaseWorkspace(path, await asyncio.to_thread(snapshot, path))
+        finished = True
+    except Exception:
+        finished = True
+        raise
+    finally:
+        if finished and spec.after_each is not None:  # not when the case was cancelled
+            try:
+                await _run_hook("after_each", spec.after_each, programs, path, case_id)
+            except WorkspaceError as exc:
+                logger.warning("case %r: %s", case_id, exc)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _copy(template: str | None, path: Path) -> None:
+    if template is None:
+        path.mkdir()
+        return
+    try:
+        shutil.copytree(template, path, symlinks=True)
+    except OSError as exc:
+        raise WorkspaceError(
+            f"the workspace template {template!r} could not be copied: {exc}"
+        ) from None
+
+
+async def _run_hook(
+    name: str, hook: WorkspaceHook, programs: ProgramRunner | None, path: Path, case_id: str
+) -> None:
+    if programs is None:
+        raise WorkspaceError(
+            f"workspace hook {name!r} cannot run: code graders (programs) are not enabled"
+        )
+    argv = [item.replace(PLACEHOLDER, str(path)) for item in hook.command]
+    stdin = {"workspace_path": str(path), "eval_case_id": case_id, "eval_run_id": None}
+    runner = replace(programs, timeout_seconds=hook.timeout_seconds)
+    try:
+        await runner.run(
+            argv,
+            json.dumps(stdin).encode(),
+            folder=Path(hook.cwd) if hook.cwd else None,
+        )
+    except ProgramError as exc:
+        raise WorkspaceError(f"workspace hook {name!r} failed: {exc.detail}") from None

@@ -1,0 +1,159 @@
+"""A suite's ``workspace`` (AgentV's agent workspace) into a ``Workspace``.
+
+``workspace`` is a mapping, or the path of a YAML file holding one (its own relative paths
+are then relative to that file). Read here: ``template`` (a folder), ``hooks`` with
+``before_all``, ``before_each`` and ``after_each`` (each ``command`` or ``script``, with
+``timeout_ms`` and ``cwd``; ``after_each.reset`` is met by design, as every case starts
+from a fresh copy), ``hooks.enabled: false`` and ``isolation: per_case``. Refused, each
+naming itself: ``repos`` (this service never fetches anything), ``docker``, a fixed
+``path``/``mode: static``, ``env``, ``isolation: shared`` (cases run at once here, so they
+never share a folder) and ``after_all``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from app.errors import DocumentError
+from app.suites.document import DocumentPath
+from app.suites.findings import MISSING, Findings, describe, pick, warn_unknown_keys
+from app.suites.model import Workspace, WorkspaceHook
+from app.suites.parsing import parse_yaml
+from app.suites.reading import refuse
+
+HOOKS = ("before_all", "before_each", "after_each")
+KEYS = frozenset({"template", "hooks", "isolation"})
+REFUSED = {
+    "repos": "this service never clones repositories (it fetches nothing from the network): "
+    "put the repository's files in the template",
+    "docker": "this service starts no containers: the agent target runs the agent",
+    "path": "a fixed workspace folder is not supported: each case gets a copy of 'template'",
+    "mode": "workspace modes are not supported: each case gets a copy of 'template'",
+    "env": "workspace environment variables are not supported: give them to the target's env",
+    "pool": "workspace pools are not supported: each case gets a copy of 'template'",
+}
+HOOK_KEYS = frozenset({"command", "script", "timeout_ms", "timeoutMs", "cwd", "reset"})
+RESETS = frozenset({"none", "fast", "strict"})
+DEFAULT_TIMEOUT_MS = 60_000
+
+
+def workspace_reference(document: Mapping[str, Any]) -> str | None:
+    """The path of a workspace file, when ``workspace`` names one."""
+    value = document.get("workspace")
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def read_workspace(
+    document: Mapping[str, Any], texts: Mapping[str, str], findings: Findings
+) -> Workspace | None:
+    """The suite's workspace (None when it has none or it is broken: errors say why)."""
+    value = document.get("workspace", MISSING)
+    where: DocumentPath = ("workspace",)
+    if value is MISSING or value is None:
+        return None
+    folder = "."
+    if isinstance(value, str) and value.strip():
+        reference = value.strip()
+        if reference not in texts:
+            return None  # reading the file recorded why
+        folder = posixpath.dirname(reference) or "."
+        try:
+            value = parse_yaml(texts[reference])
+        except DocumentError as exc:
+            findings.error(where, f"workspace file {reference!r}: {exc.detail}")
+            return None
+    if not isinstance(value, dict):
+        findings.error(where, f"must be a mapping or a workspace file, not {describe(value)}")
+        return None
+    return _workspace(value, folder, where, findings)
+
+
+def _workspace(
+    value: Mapping[str, Any], folder: str, where: DocumentPath, findings: Findings
+) -> Workspace | None:
+    warn_unknown_keys(value, KEYS | frozenset(REFUSED), where, findings)
+    for key, why in REFUSED.items():
+        if key in value:
+            refuse(findings, (*where, key), f"workspace '{key}'", why)
+    isolation = value.get("isolation", "per_case")
+    if isolation != "per_case":
+        refuse(
+            findings,
+            (*where, "isolation"),
+            f"isolation {isolation!r}",
+            "cases run at once here, so each works in its own copy (isolation: per_case)",
+        )
+    template = value.get("template")
+    if template is not None and not (isinstance(template, str) and template.strip()):
+        findings.error((*where, "template"), f"must be a folder's path, not {describe(template)}")
+        template = None
+    hooks = _hooks(value.get("hooks"), folder, (*where, "hooks"), findings)
+    if findings.errors:
+        return None
+    return Workspace(
+        template=posixpath.normpath(posixpath.join(folder, template.strip())) if template else None,
+        **hooks,
+    )
+
+
+def _hooks(
+    value: Any, folder: str, where: DocumentPath, findings: Findings
+) -> dict[str, WorkspaceHook]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        findings.error(where, f"must be a mapping of hooks, not {describe(value)}")
+        return {}
+    warn_unknown_keys(value, frozenset({*HOOKS, "enabled", "after_all"}), where, findings)
+    if "after_all" in value:
+        refuse(
+            findings,
+            (*where, "after_all"),
+            "hook 'after_all'",
+            "cases never share a workspace here; clean up in 'after_each'",
+        )
+    enabled = value.get("enabled", True)
+    if not isinstance(enabled, bool):
+        findings.error((*where, "enabled"), f"must be true or false, not {describe(enabled)}")
+        return {}
+    hooks: dict[str, WorkspaceHook] = {}
+    for name in HOOKS:
+        if name in value:
+            hook = _hook(value[name], folder, (*where, name), findings)
+            if hook is not None and enabled:
+                hooks[name] = hook
+    return hooks
+
+
+def _hook(value: Any, folder: str, where: DocumentPath, findings: Findings) -> WorkspaceHook | None:
+    if not isinstance(value, dict):
+        findings.error(where, f"must be a mapping with 'command', not {describe(value)}")
+        return None
+    warn_unknown_keys(value, HOOK_KEYS, where, findings)
+    reset = value.get("reset", "none")
+    if reset not in RESETS:
+        findings.error((*where, "reset"), f"must be one of none, fast, strict, not {reset!r}")
+    key, command = pick(value, ("command", "script"), where, findings)
+    if command is MISSING:
+        return None  # a hook with only 'reset': every case starts from a fresh copy anyway
+    argv = shlex.split(command) if isinstance(command, str) else command
+    if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
+        findings.error((*where, key), "must be a non-empty list of strings (program, arguments)")
+        return None
+    _, timeout = pick(value, ("timeout_ms", "timeoutMs"), where, findings)
+    timeout = DEFAULT_TIMEOUT_MS if timeout is MISSING else timeout
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        findings.error((*where, "timeout_ms"), f"must be a positive number, not {timeout!r}")
+        return None
+    cwd = value.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        findings.error((*where, "cwd"), f"must be a folder's path, not {describe(cwd)}")
+        return None
+    return WorkspaceHook(
+        command=tuple(argv),
+        cwd=posixpath.normpath(posixpath.join(folder, cwd or ".")),
+        timeout_seconds=timeout / 1000,
+    )
