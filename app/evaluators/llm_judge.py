@@ -25,7 +25,11 @@ from app.evaluators.config import EvaluatorConfig
 from app.evaluators.judge_output import JudgeVerdict, Unscored, parse_verdict
 from app.evaluators.results import EvaluatorRawRequest, EvaluatorResult
 from app.evaluators.verdicts import verdict_for
-from app.formatting import DEFAULT_EVALUATOR_TEMPLATE, render_evaluator_prompt
+from app.formatting import (
+    DEFAULT_EVALUATOR_TEMPLATE,
+    FILE_CHANGES_SECTION,
+    render_evaluator_prompt,
+)
 from app.formatting.messages import ChatMessage
 from app.providers.base import (
     CallAttempt,
@@ -91,13 +95,23 @@ def prompt_variables(context: EvaluationContext, template: str) -> dict[str, str
         variables["input_messages"] = _messages_json(context.case.input_messages)
     if "expected_messages" in template:
         variables["expected_messages"] = _messages_json(context.case.expected_messages)
+    if "file_changes" in template:
+        variables["file_changes"] = context.file_changes or ""
+    if "workspace_path" in template:
+        variables["workspace_path"] = context.workspace_path or ""
     return variables
 
 
 def render_user_prompt(config: EvaluatorConfig, context: EvaluationContext) -> str:
-    """The judge's user prompt: the case's ``prompt`` or the default template, filled in."""
+    """The judge's user prompt: the case's ``prompt`` or the default template, filled in.
+
+    The default template gains a ``[[ ## file_changes ## ]]`` section when the candidate
+    changed files in its workspace; a custom one names ``{{ file_changes }}`` where it wants.
+    """
     custom = config.prompt if config.prompt and config.prompt.strip() else None
     template = custom or DEFAULT_EVALUATOR_TEMPLATE
+    if custom is None and context.file_changes:
+        template += FILE_CHANGES_SECTION
     return render_evaluator_prompt(template, prompt_variables(context, template))
 
 

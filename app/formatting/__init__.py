@@ -8,6 +8,7 @@ enforces it. Everything else calls these functions; nothing re-implements them.
 from app.formatting.evaluator_prompt import (
     DEFAULT_EVALUATOR_TEMPLATE,
     EVALUATOR_VARIABLES,
+    FILE_CHANGES_SECTION,
     render_evaluator_prompt,
 )
 from app.formatting.guidelines import GuidelineMatcher
@@ -26,6 +27,7 @@ __all__ = [
     "DEFAULT_EVALUATOR_TEMPLATE",
     "DEFAULT_GUIDELINE_PATTERNS",
     "EVALUATOR_VARIABLES",
+    "FILE_CHANGES_SECTION",
     "ChatMessage",
     "FilePart",
     "FormatOptions",

@@ -28,8 +28,11 @@ Judge only what the candidate_answer says. Keep your feedback short and specific
 {{candidate_answer}}
 """
 """The default judge user prompt. Placeholders: ``expected_outcome``, ``question``,
-``reference_answer``, ``candidate_answer`` (``input_messages`` and ``expected_messages``
-are available to custom templates)."""
+``reference_answer``, ``candidate_answer`` (``input_messages``, ``expected_messages``,
+``file_changes`` and ``workspace_path`` are available to custom templates)."""
+
+FILE_CHANGES_SECTION = "\n[[ ## file_changes ## ]]\n{{file_changes}}\n"
+"""Added to the default prompt when the candidate changed files in its workspace."""
 
 EVALUATOR_VARIABLES: tuple[str, ...] = (
     "question",
@@ -38,6 +41,8 @@ EVALUATOR_VARIABLES: tuple[str, ...] = (
     "candidate_answer",
     "input_messages",
     "expected_messages",
+    "file_changes",
+    "workspace_path",
 )
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
