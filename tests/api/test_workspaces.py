@@ -159,8 +159,12 @@ async def test_a_durable_run_sets_up_workspaces_from_its_stored_suite(
         assert created.status_code == 202, created.text
         run = await wait_for_run(client, created.json()["id"])
         results = (await client.get(f"/runs/{run['id']}/results")).json()["results"]
+        page = (await client.get(f"/ui/fragments/runs/{run['id']}/cases/0")).text
     assert run["status"] == "completed", run
     assert_worked_in_fresh_copies(sorted(results, key=lambda r: r["eval_id"]), tmp_path, log)
+    assert '<span class="diff-file">+++ b/src/new.py</span>' in page  # the viewer shows the diff
+    assert '<span class="diff-add">+world</span>' in page
+    assert '<span class="diff-del">-old</span>' in page
 
 
 async def test_a_failing_setup_hook_fails_its_case_naming_the_hook(

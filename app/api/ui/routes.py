@@ -102,6 +102,7 @@ async def case_fragment(
         root=request.scope.get("root_path", ""),
         turn_pieces=views.turn_pieces,
         message_pieces=views.message_pieces,
+        diff_lines=views.diff_lines,
     )
 
 

@@ -171,3 +171,21 @@ def message_pieces(content: Any) -> list[Piece]:
         else:
             pieces.append(Piece("json", json.dumps(part, indent=2, ensure_ascii=False)))
     return pieces
+
+
+def diff_lines(diff: str) -> list[tuple[str, str]]:
+    """Each line of a unified diff with its kind: ``file``, ``hunk``, ``add``, ``del``, ``same``."""
+    lines = []
+    for line in diff.splitlines():
+        if line.startswith(("diff --git ", "--- ", "+++ ", "new file mode", "deleted file mode")):
+            kind = "file"
+        elif line.startswith("@@"):
+            kind = "hunk"
+        elif line.startswith("+"):
+            kind = "add"
+        elif line.startswith("-"):
+            kind = "del"
+        else:
+            kind = "same"
+        lines.append((kind, line))
+    return lines
