@@ -31,6 +31,7 @@ from app.suites.reading import (
     read_trials,
     refuse,
 )
+from app.suites.sources import is_prompt_md
 
 OUTCOME_KEYS = ("expected_outcome", "outcome", "criteria")
 INPUT_KEYS = ("input_messages", "input")
@@ -64,6 +65,8 @@ class SuiteDefaults:
         input: The 2026 suite ``input``, raw, and where; prepended to each case's input.
         input_files: The 2026 suite ``input_files`` and where; attached to each case.
         target: The suite's target (a per-case target must agree with it).
+        texts: Files read before the cases (``PROMPT.md`` task prompts among them).
+        sibling_prompt: A ``PROMPT.md`` beside the suite: the prompt of a test with no input.
     """
 
     templates: bool
@@ -73,6 +76,8 @@ class SuiteDefaults:
     input: tuple[Any, DocumentPath] | None = None
     input_files: tuple[Any, DocumentPath] | None = None
     target: str | None = None
+    texts: Mapping[str, str] = field(default_factory=dict)
+    sibling_prompt: str | None = None
     _cache: dict[str, Any] = field(default_factory=dict)
 
 
@@ -203,17 +208,18 @@ def _input(
 ) -> tuple[Message, ...]:
     key, value = pick(raw, INPUT_KEYS, path, findings)
     files = raw.get("input_files")
-    if (value is MISSING or value is None) and files is not None:
-        refuse(
-            findings,
-            (*path, "input_files"),
-            "'input_files' without 'input'",
-            "a prompt taken from a file (PROMPT.md) is not supported yet; give 'input'",
-        )
-        return ()
+    suite_files = defaults.input_files
     if value is MISSING or value is None:
-        findings.error((*path, key), "is required: the input messages (or 'input': a string)")
-        return ()
+        prompt = _task_prompt(files, defaults)
+        if prompt is None:
+            findings.error(
+                (*path, key),
+                "is required: the input messages, 'input' (a string), or a PROMPT.md in "
+                "'input_files' or beside the suite",
+            )
+            return ()
+        key, value, files, suite_files = "input", *prompt
+        files = files or None
     if key == "input" and isinstance(value, dict) and "role" in value:
         value = [value]
     messages = read_messages(value, (*path, key), findings, origin.files, render)
@@ -223,8 +229,8 @@ def _input(
         messages = _attach(messages, files, (*path, "input_files"), origin, findings)
     if skip_defaults:
         return messages
-    if defaults.input_files is not None:
-        messages = _attach(messages, *defaults.input_files, origin, findings)
+    if suite_files is not None:
+        messages = _attach(messages, *suite_files, origin, findings)
     if defaults.input is not None:
         suite_raw, suite_path = defaults.input
         if isinstance(suite_raw, dict) and "role" in suite_raw:
@@ -234,6 +240,31 @@ def _input(
             *messages,
         )
     return messages
+
+
+def _task_prompt(
+    files: Any, defaults: SuiteDefaults
+) -> tuple[str, Any, tuple[Any, DocumentPath] | None] | None:
+    """AgentV's task prompt for a test with no input: ``(text, input_files, suite files)``.
+
+    A ``PROMPT.md`` listed in the test's ``input_files`` (else, for a test without its own,
+    the suite's) is the prompt, and the other files listed stay attachments; else a
+    ``PROMPT.md`` beside the suite file. None when there is none.
+    """
+    suite = defaults.input_files
+    for listed, from_suite in ((files, False), (suite[0] if suite else None, True)):
+        if not isinstance(listed, list) or (from_suite and files is not None):
+            continue
+        named = [f for f in listed if isinstance(f, str) and is_prompt_md(f)]
+        if named and named[0] in defaults.texts:
+            rest = [f for f in listed if not (isinstance(f, str) and is_prompt_md(f))]
+            text = defaults.texts[named[0]].replace("\r\n", "\n")
+            if from_suite:
+                return text, None, ((rest, suite[1]) if suite and rest else None)
+            return text, rest, suite
+    if defaults.sibling_prompt is not None:
+        return defaults.sibling_prompt.replace("\r\n", "\n"), files, suite
+    return None
 
 
 def _attach(

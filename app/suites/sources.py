@@ -2,10 +2,10 @@
 
 Case sources (``tests: cases.jsonl``, ``tests: [file://cases/*.yaml]``, a folder of
 ``case.yaml`` folders, ``imports.tests``), prompt files of the prompts/providers/vars
-layout, a ``defaultTest`` file, a workspace file, and the ``guideline_patterns`` of the nearest
-``.agentv/config.yaml``. Every path is read through the request's ``FileSource`` (inline
-files, then the workspace roots, with its refusals and caps); a problem is an error at the
-place of the suite that names the file.
+layout, a ``defaultTest`` file, a workspace file, ``PROMPT.md`` task prompts, and the
+``guideline_patterns`` of the nearest ``.agentv/config.yaml``. Every path is read through
+the request's ``FileSource`` (inline files, then the workspace roots, with its refusals and
+caps); a problem is an error at the place of the suite that names the file.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from app.suites.parsing import parse_yaml
 from app.suites.workspaces import workspace_reference
 
 FILE_PREFIX = "file://"
+PROMPT_MD = "PROMPT.md"
 CONFIG_FILE = ".agentv/config.yaml"
 CaseList = list[tuple[DocumentPath, Any]]
 
@@ -39,12 +40,15 @@ class Sources:
         texts: Prompt and ``defaultTest`` files, by the path as the suite wrote it.
         config_patterns: ``guideline_patterns`` of the nearest ``.agentv/config.yaml``.
         source_name: The suite file's name when the suite was named by path.
+        sibling_prompt: The text of a ``PROMPT.md`` beside the suite, read only when a test
+            has no ``input`` and names no ``PROMPT.md`` (AgentV's task prompt fallback).
     """
 
     cases: dict[DocumentPath, CaseList] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
     config_patterns: tuple[str, ...] | None = None
     source_name: str | None = None
+    sibling_prompt: str | None = None
 
 
 def strip_file_prefix(reference: str) -> str:
@@ -89,6 +93,27 @@ def text_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
     workspace = workspace_reference(document)
     if workspace is not None:
         found[("workspace",)] = workspace
+    found.update(prompt_md_references(document))
+    return found
+
+
+def is_prompt_md(path: str) -> bool:
+    """A file named exactly ``PROMPT.md`` (AgentV's task prompt file)."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1] == PROMPT_MD
+
+
+def prompt_md_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
+    """``PROMPT.md`` files listed in ``input_files`` of the suite or of a test with no input."""
+    found: dict[DocumentPath, str] = {}
+    where: list[tuple[DocumentPath, Any]] = [(("input_files",), document.get("input_files"))]
+    tests = document.get("tests")
+    for index, test in enumerate(tests if isinstance(tests, list) else []):
+        if isinstance(test, dict) and test.get("input") is None:
+            where.append((("tests", index, "input_files"), test.get("input_files")))
+    for path, files in where:
+        for position, name in enumerate(files if isinstance(files, list) else []):
+            if isinstance(name, str) and is_prompt_md(name):
+                found[(*path, position)] = name
     return found
 
 
@@ -110,7 +135,28 @@ async def load_sources(
         else:
             reason = loaded.refused.get(path, "file not found")
             findings.error(where, f"file {path!r}: {reason}")
+    if _needs_sibling_prompt(document):  # AgentV's fallback: a PROMPT.md beside the suite
+        sibling = await file_source.collect([PROMPT_MD])
+        if PROMPT_MD in sibling.files:
+            sources.sibling_prompt = sibling.files[PROMPT_MD]
     return sources
+
+
+def _needs_sibling_prompt(document: Mapping[str, Any]) -> bool:
+    """Some test has neither ``input`` nor a ``PROMPT.md`` among its ``input_files``."""
+    tests = document.get("tests")
+    listed = document.get("input_files")
+    if isinstance(listed, list) and any(isinstance(f, str) and is_prompt_md(f) for f in listed):
+        return False
+    for test in tests if isinstance(tests, list) else []:
+        if isinstance(test, dict) and test.get("input") is None:
+            files = test.get("input_files")
+            named = isinstance(files, list) and any(
+                isinstance(f, str) and is_prompt_md(f) for f in files
+            )
+            if not named and test.get("input_messages") is None:
+                return True
+    return False
 
 
 async def _config_patterns(file_source: FileSource, findings: Findings) -> tuple[str, ...] | None:

@@ -43,6 +43,7 @@ async def test_every_sample_eval_file_loads_or_is_refused_by_name_and_drops_no_g
         "2026-07-01/examples/features/file-changes/evals/dataset.eval.yaml",
         "2026-07-01/examples/features/tool-calls-template/evals/eval.yaml",
         "2026-07-01/examples/features/workspace-artifact/evals/eval.yaml",
+        "2026-07-01/examples/features/input-files-shorthand/evals/dataset.eval.yaml",
     ],
 )
 async def test_feature_examples_of_each_generation_load(relative: str) -> None:

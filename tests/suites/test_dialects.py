@@ -163,14 +163,62 @@ async def test_input_files_need_a_string_input() -> None:
                     "input": [{"role": "user", "content": "Hi"}],
                     "input_files": ["a.md"],
                 },
-                {"id": "b", "criteria": "x", "input_files": ["PROMPT.md"]},
             ]
         },
-        files={"a.md": "A", "PROMPT.md": "P"},
+        files={"a.md": "A"},
     )
     errors = errors_by_path(report)
     assert errors["tests[0].input_files"] == "is only supported with a string 'input'"
-    assert "PROMPT.md" in errors["tests[1].input_files"]
+
+
+async def test_a_prompt_md_in_input_files_is_the_prompt_of_a_test_without_input() -> None:
+    report = await check(
+        {
+            "input_files": ["shared.csv"],
+            "tests": [{"id": "a", "criteria": "x", "input_files": ["PROMPT.md", "data.csv"]}],
+        },
+        files={"PROMPT.md": "Summarise\r\nthe data.", "data.csv": "a,b", "shared.csv": "c"},
+    )
+    assert report.suite is not None, report.errors
+    assert report.suite.cases[0].input_messages == (
+        Message(
+            role="user",
+            content=[
+                FilePart(value="shared.csv"),
+                FilePart(value="data.csv"),
+                TextPart(value="Summarise\nthe data."),
+            ],
+        ),
+    )
+
+
+async def test_a_suite_prompt_md_is_the_prompt_only_of_tests_without_input() -> None:
+    report = await check(
+        {
+            "input_files": ["PROMPT.md", "data.csv"],
+            "tests": [
+                {"id": "bare", "criteria": "x"},
+                {"id": "asks", "criteria": "x", "input": "Why?"},
+            ],
+        },
+        files={"PROMPT.md": "Task", "data.csv": "a,b"},
+    )
+    assert report.suite is not None, report.errors
+    bare, asks = report.suite.cases
+    data, prompt = FilePart(value="data.csv"), FilePart(value="PROMPT.md")
+    assert bare.input_messages == (Message(role="user", content=[data, TextPart(value="Task")]),)
+    assert asks.input_messages == (
+        Message(role="user", content=[prompt, data, TextPart(value="Why?")]),
+    )
+
+
+async def test_a_prompt_md_beside_the_suite_is_the_fallback_prompt() -> None:
+    suite = {"tests": [{"id": "a", "criteria": "x"}]}
+    found = await check(suite, files={"PROMPT.md": "Do the task."})
+    missing = await check(suite)
+    assert found.suite is not None, found.errors
+    assert found.suite.cases[0].input_messages == (Message(role="user", content="Do the task."),)
+    assert "PROMPT.md" in errors_by_path(missing)["tests[0].input_messages"]
 
 
 async def test_an_expected_message_may_carry_only_tool_calls() -> None:
