@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
+import pytest
 from pydantic import SecretStr
 
+from app.api.ui import views
 from app.settings import Settings
 from app.settings.targets import MockTarget
 from tests.conftest import ClientFactory, wait_for_run
@@ -57,7 +60,8 @@ async def test_fragments_escape_what_runs_hold_and_csv_has_a_row_per_case(
             "id"
         ]
         await wait_for_run(client, run_id)
-        run_page = await client.get(f"/ui/fragments/runs/{run_id}")
+        # The answers are HOSTILE too: the text filter finds them, and its value is echoed.
+        run_page = await client.get(f"/ui/fragments/runs/{run_id}", params={"text": HOSTILE})
         case_page = await client.get(f"/ui/fragments/runs/{run_id}/cases/1")
         past_end = await client.get(f"/ui/fragments/runs/{run_id}/cases/3")
         exported = await client.get(f"/ui/fragments/runs/{run_id}/export.csv")
@@ -67,6 +71,7 @@ async def test_fragments_escape_what_runs_hold_and_csv_has_a_row_per_case(
         assert HOSTILE not in page.text
         assert "&lt;img src=x onerror=" in page.text
     assert 'id="previous" href="/ui/runs/' in case_page.text
+    assert "3 of 3 shown" in run_page.text
     assert past_end.status_code == 404
     rows = list(csv.DictReader(io.StringIO(exported.text)))
     assert [row["eval_id"] for row in rows] == ["c0", "c1", "c2"]
@@ -106,3 +111,46 @@ async def test_the_run_page_sums_the_cost_targets_report_per_role(
 
     assert cost_cells(priced_page) == ["0.0500", "–"]
     assert cost_cells(unpriced_page) == ["–", "–"]
+
+
+async def test_the_run_page_filters_sorts_and_pages_its_cases_on_the_service(
+    make_client: ClientFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(views, "ROWS_PER_PAGE", 2)
+    target = MockTarget(name="plain", response="the answer")
+    settings = Settings(data_dir=tmp_path / "data", targets=[target], sample_run=False)
+    wanted = ["answer", "absent", "answer", "absent", "answer"]
+    tests = [
+        {"id": f"c{i}", "criteria": "x", "input": "Q?", "assertions": [
+            {"name": "has-it", "type": "contains", "value": value}]}
+        for i, value in enumerate(wanted)
+    ]  # fmt: skip
+    async with make_client(settings) as client:
+        created = await client.post("/runs", json={"suite": {"tests": tests}, "target": "plain"})
+        run_id = created.json()["id"]
+        await wait_for_run(client, run_id)
+
+        async def listed(**query: str) -> tuple[list[int], str]:
+            page = await client.get(f"/ui/fragments/runs/{run_id}", params=query)
+            assert page.status_code == 200, page.text
+            seqs = [int(seq) for seq in re.findall(r'<tr data-seq="(\d+)"', page.text)]
+            return seqs, re.sub(r"\s+", " ", page.text)
+
+        first, first_html = await listed()
+        second, _ = await listed(page="1")
+        failed, failed_html = await listed(status="failed")
+        by_score, _ = await listed(sort="score", order="desc")
+        clamped, clamped_html = await listed(page="9")
+        found, _ = await listed(text="C3")
+        missed, _ = await listed(missed="has-it", sort="id", order="desc")
+
+    assert (first, second, clamped) == ([0, 1], [2, 3], [4])
+    assert "5 of 5 shown · page 1 of 3" in first_html
+    assert 'id="page-next" data-query="page=1"' in first_html
+    assert "page 3 of 3" in clamped_html
+    assert failed == [1, 3]
+    assert "2 of 5 shown" in failed_html
+    assert 'id="page-next"' not in failed_html  # one page: no pager
+    assert by_score == [0, 2]  # score 1.0 first, then in case order
+    assert found == [3]
+    assert missed == [3, 1]

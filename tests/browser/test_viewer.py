@@ -149,6 +149,35 @@ def test_run_page_shows_the_counts_and_histogram_of_a_finished_run(
     assert browser_page.failures == {}
 
 
+def test_the_case_table_is_filtered_sorted_and_kept_in_the_address(
+    serve_offline: ServeOffline, browser_page: BrowserPage
+) -> None:
+    url = serve_offline(service_env())
+    page = browser_page.page
+    page.goto(f"{url}/ui")
+    run_id = finish(page, start_run(page, "base"))["id"]
+    rows = page.locator("#cases tbody tr")
+
+    def seqs() -> list[int]:
+        return [int(row.get_attribute("data-seq") or -1) for row in rows.all()]
+
+    page.goto(f"{url}/ui/runs/{run_id}")
+    rows.first.wait_for(timeout=TIMEOUT_MS)
+    page.select_option("#case-query select[name=status]", "borderline")
+    page.locator("#shown", has_text=f"{CASES // 2} of {CASES} shown").wait_for(timeout=TIMEOUT_MS)
+    filtered = seqs()
+    page.locator("#cases thead button").first.click()  # '#': the other way round
+    page.wait_for_function("location.search === '?status=borderline&order=desc'")
+    page.locator("#cases th[aria-sort=descending]").wait_for(timeout=TIMEOUT_MS)
+    page.reload()
+    rows.first.wait_for(timeout=TIMEOUT_MS)
+
+    assert filtered == list(range(0, CASES, 2))  # three words of four: borderline
+    assert seqs() == filtered[::-1]
+    assert page.locator("#case-query select[name=status]").input_value() == "borderline"
+    assert browser_page.failures == {}
+
+
 def test_case_page_shows_the_marked_question_and_the_native_turns(
     serve_offline: ServeOffline, browser_page: BrowserPage
 ) -> None:

@@ -25,6 +25,7 @@ router = APIRouter(include_in_schema=False)
 RUNS_PER_PAGE = 200
 STATIC = Path(__file__).parent / "static"
 Cursor = Annotated[str | None, Query()]
+Filter = Annotated[str, Query(max_length=500)]
 
 
 def _shell(request: Request, title: str, fragment: str) -> HTMLResponse:
@@ -75,12 +76,32 @@ async def runs_fragment(
 
 @router.get(FRAGMENTS_PATH + "/runs/{run_id}")
 async def run_fragment(
-    request: Request, run_id: str, runs: RunsDep, caller: CallerDep
+    request: Request,
+    run_id: str,
+    runs: RunsDep,
+    caller: CallerDep,
+    status: Filter = "",
+    verdict: Filter = "",
+    missed: Filter = "",
+    text: Filter = "",
+    sort: Filter = "seq",
+    order: Filter = "",
+    page: Annotated[int, Query(ge=0)] = 0,
 ) -> HTMLResponse:
-    """A run's summary and the table of its cases."""
+    """A run's summary and one page of the table of its cases (filtered and sorted here)."""
     run = await runs.get(run_id, caller.id)
     rows = await runs.numbered_records(run_id, caller.id)
-    return render("run.html", root=request.scope.get("root_path", ""), **views.run_view(run, rows))
+    query = views.CaseQuery(
+        status=status,
+        verdict=verdict,
+        missed=missed,
+        text=text,
+        sort=sort if sort in views.SORT_KEYS else "seq",
+        descending=order == "desc",
+        page=page,
+    )
+    view = views.run_view(run, rows, query)
+    return render("run.html", root=request.scope.get("root_path", ""), **view)
 
 
 @router.get(FRAGMENTS_PATH + "/runs/{run_id}/export.csv")

@@ -8,17 +8,22 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlencode
 
 from app.api.ui import charts
 from app.schemas.runs import RunObject
 from app.schemas.viewer import NumberedRecord
 
 PERCENTILES = (50, 90, 99)
+ROWS_PER_PAGE = 500
+"""Cases the run page lists at once; filters, sorting and paging are done by the service."""
+SORT_KEYS = ("seq", "id", "status", "score", "verdict")
 CSV_COLUMNS = (
     "seq", "eval_id", "status", "score", "verdict", "first_miss", "candidate_input_tokens",
     "candidate_output_tokens", "judge_input_tokens", "judge_output_tokens",
@@ -89,19 +94,115 @@ def grader_rates(records: Iterable[dict[str, Any]]) -> list[GraderRate]:
     return [GraderRate(name, passed, graded) for name, (passed, graded) in counts.items()]
 
 
-def run_view(run: RunObject, rows: Sequence[NumberedRecord]) -> dict[str, Any]:
-    """What the run page shows: the run, its rows, charts, grader rates and percentiles."""
+@dataclass(frozen=True)
+class CaseQuery:
+    """Which cases of a run the page lists: filters, order and page (the page's query)."""
+
+    status: str = ""
+    verdict: str = ""
+    missed: str = ""
+    text: str = ""
+    sort: str = "seq"
+    descending: bool = False
+    page: int = 0
+
+    def link(self, **change: Any) -> str:
+        """The query string of this query with ``change`` applied (defaults left out)."""
+        wanted = replace(self, **change)
+        pairs = {
+            "status": wanted.status,
+            "verdict": wanted.verdict,
+            "missed": wanted.missed,
+            "text": wanted.text,
+            "sort": "" if wanted.sort == "seq" else wanted.sort,
+            "order": "desc" if wanted.descending else "",
+            "page": str(wanted.page) if wanted.page else "",
+        }
+        return urlencode({key: value for key, value in pairs.items() if value})
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    """One line of the run page's table."""
+
+    seq: int
+    eval_id: str
+    status: str
+    score: float | None
+    verdict: str | None
+    missed: tuple[str, ...]
+    first_miss: str
+    answer: str
+
+    def matches(self, query: CaseQuery) -> bool:
+        """Whether the row passes every filter of ``query``."""
+        text = query.text.lower()
+        return (
+            (not query.status or self.status == query.status)
+            and (not query.verdict or self.verdict == query.verdict)
+            and (not query.missed or query.missed in self.missed)
+            and (not text or text in f"{self.eval_id} {self.first_miss} {self.answer}".lower())
+        )
+
+    def key(self, sort: str) -> tuple[bool, Any]:
+        """The row's sort key for ``sort``: ``(no value, value)``."""
+        value: Any = {
+            "id": self.eval_id,
+            "status": self.status,
+            "score": self.score,
+            "verdict": self.verdict,
+        }.get(sort, self.seq)
+        return (value is None, value if value is not None else 0)
+
+
+def case_row(row: NumberedRecord) -> CaseRow:
+    """The table line of one record."""
+    record = row.record
+    missed = tuple(
+        str(result.get("name"))
+        for result in record.get("evaluator_results") or []
+        if result.get("verdict") and result.get("verdict") != "pass"
+    )
+    return CaseRow(
+        seq=row.seq,
+        eval_id=str(record.get("eval_id")),
+        status=str(record.get("status")),
+        score=record.get("score"),
+        verdict=record.get("verdict"),
+        missed=missed,
+        first_miss=first_miss(record),
+        answer=(record.get("candidate_answer") or "")[:500],
+    )
+
+
+def run_view(
+    run: RunObject, rows: Sequence[NumberedRecord], query: CaseQuery = CaseQuery()
+) -> dict[str, Any]:
+    """What the run page shows: the run, charts, grader rates, percentiles, one page of rows.
+
+    The figures cover every record; the table lists the page of ``query`` among the rows
+    that pass its filters, in its order.
+    """
     records = [row.record for row in rows]
     summary = run.summary
+    chosen = [line for line in map(case_row, rows) if line.matches(query)]
+    # Sorts are stable, even reversed: equal rows stay in case order, rows without a value last.
+    chosen.sort(key=lambda line: line.key(query.sort), reverse=query.descending)
+    chosen.sort(key=lambda line: line.key(query.sort)[0])
+    pages = max(1, math.ceil(len(chosen) / ROWS_PER_PAGE))
+    page = min(query.page, pages - 1)
     return {
         "run": run,
-        "rows": rows,
+        "rows": chosen[page * ROWS_PER_PAGE : (page + 1) * ROWS_PER_PAGE],
+        "matched": len(chosen),
+        "listed": len(rows),
+        "query": replace(query, page=page),
+        "pages": pages,
         "histogram": charts.histogram_svg(summary.histogram if summary else []),
         "verdicts": charts.verdict_bar_svg(summary.counts if summary else {}),
         "graders": grader_rates(records),
         "latency": latency_percentiles(records),
         "cost": cost_totals(records),
-        "first_miss": first_miss,
     }
 
 

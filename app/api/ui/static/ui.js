@@ -8,7 +8,9 @@
   const main = document.getElementById("content");
   const keyForm = document.getElementById("key-form");
   const forget = document.getElementById("forget-key");
-  const state = { filters: {}, sort: null, stream: null, refresh: null, poll: null };
+  const state = {
+    filters: {}, sort: null, stream: null, refresh: null, poll: null, typing: null, refocus: false,
+  };
 
   class NeedKey extends Error {}
 
@@ -78,12 +80,13 @@
   }
 
   // At most one refresh pending (a throttle, not a debounce: a run whose events never pause
-  // still shows its progress). The pause grows with the table, so a run of thousands of
+  // still shows its progress). The pause grows with the run, so a run of thousands of
   // cases is re-fetched every few seconds rather than on every event.
   function scheduleRefresh(delay) {
     if (delay === 0) clearTimeout(state.refresh);  // after a button: now
     else if (state.refresh !== null) return;
-    const rows = main.querySelectorAll("tbody tr").length;
+    const run = main.querySelector("#run");
+    const rows = run ? Number(run.dataset.done) : main.querySelectorAll("tbody tr").length;
     const wait = delay ?? Math.min(5000, 250 + rows);
     state.refresh = setTimeout(() => {
       state.refresh = null;
@@ -137,7 +140,7 @@
 
   function wireTable() {
     const table = main.querySelector("table.grid");
-    if (!table) return;
+    if (!table || !main.querySelector("[data-filter], [data-sort]")) return;  // the runs list
     for (const control of main.querySelectorAll("[data-filter]")) {
       const name = control.dataset.filter;
       if (state.filters[name]) control.value = state.filters[name];
@@ -156,6 +159,46 @@
     }
     applySort(table);
     applyFilters(table);
+  }
+
+  // The run page's case table is filtered, sorted and paged by the service: a change asks
+  // for the fragment again with the new query, which the page's own address keeps too.
+  function ask(query) {
+    const base = main.dataset.fragment.split("?")[0];
+    main.dataset.fragment = query ? `${base}?${query}` : base;
+    history.replaceState(null, "", query ? `${location.pathname}?${query}` : location.pathname);
+    load();
+  }
+
+  function wireQuery() {
+    const form = document.getElementById("case-query");
+    if (!form) return;
+    const submit = () => {
+      const fields = new URLSearchParams(new FormData(form));
+      for (const [name, value] of Array.from(fields)) if (!value) fields.delete(name);
+      ask(fields.toString());
+    };
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      submit();
+    });
+    for (const select of form.querySelectorAll("select")) select.addEventListener("change", submit);
+    const text = form.querySelector("input[name=text]");
+    text.addEventListener("input", () => {
+      clearTimeout(state.typing);
+      state.typing = setTimeout(() => {
+        state.refocus = true;
+        submit();
+      }, 300);
+    });
+    if (state.refocus) {
+      state.refocus = false;
+      text.focus();
+      text.setSelectionRange(text.value.length, text.value.length);
+    }
+    for (const button of main.querySelectorAll("[data-query]")) {
+      button.addEventListener("click", () => ask(button.dataset.query));
+    }
   }
 
   function wirePicking() {
@@ -268,6 +311,7 @@
 
   function wire() {
     wireTable();
+    wireQuery();
     wirePicking();
     wireActions();
     wireLive();
