@@ -84,6 +84,10 @@ def _declared(case: dict[str, Any], suite: dict[str, Any]) -> int:
     defaults = suite.get("defaultTest", suite.get("default_test"))
     if isinstance(defaults, dict):
         total += _raw_count(defaults.get("assert"))
+    turns = case.get("turns")
+    for turn in turns if isinstance(turns, list) else []:
+        turn_graders = _mapping(turn)
+        total += _raw_count(turn_graders.get("assertions", turn_graders.get("assert")))
     return total + (1 if "rubrics" in case else 0)
 
 
@@ -144,9 +148,8 @@ async def _dropped(root: Path, relative: str, report: SuiteReport) -> int:
     copies = len(prompts) if isinstance(prompts, list) and prompts else 1
     declared = sum(_declared(case, document) for case in await _raw_cases(document, source))
     kept = sum(
-        _model_count(case.evaluators)
+        _model_count(tuple(g for g in case.all_graders() if g != DEFAULT_EVALUATOR))
         for case in report.suite.cases
-        if case.evaluators != (DEFAULT_EVALUATOR,)
     )
     return declared * copies - kept
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -108,11 +109,14 @@ class CaseContext:
         providers: Targets by name.
         cache: The response cache, used when the plan says so.
         programs: Runs code graders' programs (None: code graders are not enabled).
+        files: Text of every file the suite references, keyed by the path as cases write
+            it (a live conversation's turns are formatted with them as they run).
     """
 
     providers: TargetLookup
     cache: ResponseCache | None = None
     programs: ProgramRunner | None = None
+    files: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass

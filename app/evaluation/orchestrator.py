@@ -11,12 +11,22 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from app.evaluation.context import CallLedger, CaseContext, RecordedTarget, ResponseCache
-from app.evaluation.plan import RunPlan
-from app.evaluation.records import RawRequest, ResultRecord, TokenUsage
+from app.evaluation.conversations import (
+    REGRADE_REFUSAL,
+    GradedTurn,
+    answered,
+    combine_turns,
+    failed,
+    graded_turn,
+    skipped_turn,
+    turn_case,
+)
+from app.evaluation.plan import RunPlan, format_options
+from app.evaluation.records import RawRequest, ResultRecord, TokenUsage, TurnResult
 from app.evaluation.trials import combine_trials, decided
 from app.evaluation.workspaces import CaseWorkspace, WorkspaceError, case_workspace
 from app.evaluators.aggregate import Combined, combine
@@ -25,12 +35,13 @@ from app.evaluators.config import DEFAULT_EVALUATOR
 from app.evaluators.registry import EVALUATORS, EvaluatorRegistry
 from app.evaluators.results import CaseStatus
 from app.evaluators.verdicts import status_for
-from app.formatting.messages import FormattedPrompt
+from app.formatting.messages import FormattedPrompt, Message
+from app.formatting.prompt import format_prompt
 from app.observability.logging import bind_log_context
-from app.providers.base import CallRole, ProviderRequest, ProviderResponse
+from app.providers.base import CallRole, ProviderRequest, ProviderResponse, ToolCall
 from app.providers.errors import ProviderError
 from app.providers.target_proxy import TargetProxy
-from app.suites.model import EvalCase, FormattedCase
+from app.suites.model import Conversation, EvalCase, FormattedCase
 from app.time_limits import time_limit
 
 logger = logging.getLogger("app.evaluation")
@@ -50,6 +61,7 @@ class _CaseState:
     candidate: CandidateRun = field(default_factory=CandidateRun)
     outcomes: Sequence[EvaluatorOutcome] = ()
     file_changes: str | None = None
+    turns: list[TurnResult] | None = None
 
     def record(self, combined: Combined | None = None, *, error: str | None = None) -> ResultRecord:
         """The case's result record, graded by ``combined`` or failed with ``error``."""
@@ -87,6 +99,7 @@ class _CaseState:
             cost_usd=self.ledger.cost,
             tool_calls=list(self.candidate.tool_calls),
             file_changes=self.file_changes,
+            turns=self.turns,
             error=error,
         )
 
@@ -149,7 +162,7 @@ async def _guarded(
             return state.record(error=f"internal error while running the case: {exc!r}")
         return state.record(error=f"the case timed out after {plan.case_timeout_seconds:g} s")
     except ProviderError as exc:
-        return state.record(error=f"candidate target {plan.target!r} failed: {exc.detail}")
+        return state.record(error=_candidate_failure(plan, exc))
     except WorkspaceError as exc:
         return state.record(error=str(exc))
     except Exception as exc:  # the case boundary: one case's fault never ends the run
@@ -180,34 +193,136 @@ async def _attempt(
     registry: EvaluatorRegistry,
     workspace: CaseWorkspace | None,
 ) -> ResultRecord:
-    plan, case = state.plan, state.case
-    cache = context.cache if plan.use_cache else None
-    state.raw_request = RawRequest(
+    case = state.case
+    if case.conversation is not None:
+        if candidate_answer is not None:
+            return state.record(error=REGRADE_REFUSAL)
+        return await _converse(state, case.conversation, context, registry, workspace)
+    state.raw_request = raw_request(formatted)
+    response: ProviderResponse | None = None
+    if candidate_answer is None:
+        response = await _ask_candidate(state, formatted, context, workspace)
+        candidate_answer = response.text
+    await _answered(state, candidate_answer, response, workspace)
+    state.outcomes = await _grade(
+        state, case, formatted.question, candidate_answer, context, registry, workspace
+    )
+    return state.record(combine(state.outcomes, case.thresholds or state.plan.thresholds))
+
+
+async def _converse(
+    state: _CaseState,
+    conversation: Conversation,
+    context: CaseContext,
+    registry: EvaluatorRegistry,
+    workspace: CaseWorkspace | None,
+) -> ResultRecord:
+    """A live conversation: each turn asked and graded in order, then the whole of it."""
+    case, plan = state.case, state.plan
+    thresholds = case.thresholds or plan.thresholds
+    options = format_options(plan)
+    history: list[Message] = list(case.input_messages)
+    graded: list[GradedTurn] = []
+    state.turns = []
+    tool_calls: list[ToolCall] = []
+    question = ""
+    for number, turn in enumerate(conversation.turns, start=1):
+        if graded and conversation.on_turn_failure == "stop" and failed(graded[-1]):
+            state.turns.append(skipped_turn(number))
+            continue
+        prompt = format_prompt([*history, *turn.input_messages], context.files, options)
+        question = prompt.question
+        state.raw_request = raw_request(prompt)
+        try:
+            response = await _ask_candidate(state, prompt, context, workspace)
+        except ProviderError as exc:
+            error = _candidate_failure(plan, exc)
+            state.turns.append(
+                TurnResult(turn=number, status="error", question=question, error=error)
+            )
+            raise
+        await _answered(state, response.text, response, workspace)
+        tool_calls.extend(state.candidate.tool_calls)
+        outcomes = await _grade(
+            state, turn_case(case, turn), question, response.text, context, registry, workspace
+        )
+        graded.append(
+            graded_turn(number, question, response.text, combine(outcomes, thresholds), outcomes)
+        )
+        state.turns.append(graded[-1].result)
+        history = answered(history, turn, response.text)
+    state.candidate = replace(state.candidate, tool_calls=tuple(tool_calls))
+    overall = None
+    if case.evaluators and state.candidate_answer is not None:
+        state.outcomes = await _grade(
+            state, case, question, state.candidate_answer, context, registry, workspace
+        )
+        overall = combine(state.outcomes, thresholds)
+    return state.record(combine_turns(conversation, graded, overall, thresholds))
+
+
+def _candidate_failure(plan: RunPlan, exc: ProviderError) -> str:
+    return f"candidate target {plan.target!r} failed: {exc.detail}"
+
+
+def raw_request(formatted: FormattedPrompt) -> RawRequest:
+    """What the candidate is given, as the record shows it."""
+    return RawRequest(
         question=formatted.question,
         guidelines=formatted.guidelines,
         guideline_paths=list(formatted.guideline_paths),
         chat_prompt=list(formatted.chat_prompt),
     )
-    response: ProviderResponse | None = None
-    if candidate_answer is None:
-        runtime = context.providers.get(plan.target)
-        candidate = RecordedTarget(runtime, CallRole.CANDIDATE, state.ledger, cache)
-        folder = str(workspace.path) if workspace else None
-        response = await candidate.complete(
-            ProviderRequest.for_candidate(formatted, case.id, plan.candidate_options, folder)
-        )
-        candidate_answer = response.text
-    state.candidate_answer = candidate_answer
+
+
+async def _ask_candidate(
+    state: _CaseState,
+    formatted: FormattedPrompt,
+    context: CaseContext,
+    workspace: CaseWorkspace | None,
+) -> ProviderResponse:
+    plan = state.plan
+    cache = context.cache if plan.use_cache else None
+    candidate = RecordedTarget(
+        context.providers.get(plan.target), CallRole.CANDIDATE, state.ledger, cache
+    )
+    folder = str(workspace.path) if workspace else None
+    return await candidate.complete(
+        ProviderRequest.for_candidate(formatted, state.case.id, plan.candidate_options, folder)
+    )
+
+
+async def _answered(
+    state: _CaseState,
+    answer: str,
+    response: ProviderResponse | None,
+    workspace: CaseWorkspace | None,
+) -> None:
+    """Note the candidate's answer, its call's figures and what it changed in the workspace."""
+    state.candidate_answer = answer
     state.candidate = candidate_run(state.ledger, response)
     if workspace is not None:
         state.file_changes = await workspace.changes()
-    thresholds = case.thresholds or plan.thresholds
+
+
+async def _grade(
+    state: _CaseState,
+    case: EvalCase,
+    question: str,
+    answer: str,
+    context: CaseContext,
+    registry: EvaluatorRegistry,
+    workspace: CaseWorkspace | None,
+) -> list[EvaluatorOutcome]:
+    """``case``'s graders on ``answer`` to ``question``."""
+    plan = state.plan
+    cache = context.cache if plan.use_cache else None
     evaluation = EvaluationContext(
         case=case,
-        question=formatted.question,
-        candidate_answer=candidate_answer,
+        question=question,
+        candidate_answer=answer,
         judge=_judge(context, state.ledger, plan.judge_target, cache),
-        thresholds=thresholds,
+        thresholds=case.thresholds or plan.thresholds,
         resolve_judge=lambda name: _judge(context, state.ledger, name, cache),
         judge_attempts=plan.judge_attempts,
         candidate=state.candidate,
@@ -217,8 +332,7 @@ async def _attempt(
         workspace_path=str(workspace.path) if workspace else None,
         file_changes=state.file_changes,
     )
-    state.outcomes = await _run_evaluators(case, evaluation, registry)
-    return state.record(combine(state.outcomes, thresholds))
+    return await _run_evaluators(case, evaluation, registry)
 
 
 def candidate_run(ledger: CallLedger, response: ProviderResponse | None) -> CandidateRun:

@@ -102,7 +102,7 @@ def format_options(plan: RunPlan) -> FormatOptions:
 def evaluator_targets(suite: EvalSuite) -> list[str]:
     """Every judge target named by an evaluator of the suite (composites included), once."""
     names: dict[str, None] = {}
-    pending = [config for case in suite.cases for config in case.evaluators]
+    pending = [config for case in suite.cases for config in case.all_graders()]
     while pending:
         config = pending.pop()
         if config.target:

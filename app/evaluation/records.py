@@ -91,6 +91,30 @@ class TrialsSummary(BaseModel):
     runs: list[TrialRun]
 
 
+TurnStatus = Literal["passed", "borderline", "failed", "judge_error", "error", "skipped"]
+
+
+class TurnResult(BaseModel):
+    """One turn of a live conversation: what the candidate saw and said, and its grade."""
+
+    turn: int = Field(description="The turn's number, from 1.")
+    status: TurnStatus = Field(
+        description="As a case's status; `skipped`: not run, an earlier turn failed (`stop`)."
+    )
+    score: float | None = None
+    verdict: Verdict | None = None
+    question: str | None = Field(
+        None, description="The question the candidate was given on this turn (its whole history)."
+    )
+    candidate_answer: str | None = None
+    hits: list[str] = Field(default_factory=list)
+    misses: list[str] = Field(default_factory=list)
+    reasoning: str | None = None
+    evaluator_results: list[EvaluatorResult] = Field(default_factory=list)
+    evaluator_raw_request: EvaluatorRawRequest | None = None
+    error: str | None = None
+
+
 class ResultRecord(BaseModel):
     """One case's result."""
 
@@ -139,6 +163,14 @@ class ResultRecord(BaseModel):
         description=(
             "What the candidate changed in its workspace, as a unified diff in git's format "
             "('' for nothing), when the suite has a workspace."
+        ),
+    )
+    turns: list[TurnResult] | None = Field(
+        None,
+        description=(
+            "A live conversation (`mode: conversation`): each turn's answer and grade. The "
+            "case's score aggregates them; `candidate_answer` and `raw_request` are the last "
+            "turn's, `evaluator_results` the graders of the whole conversation."
         ),
     )
     error: str | None = None

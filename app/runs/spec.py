@@ -106,7 +106,7 @@ def stored_case(definition: str, run: PreparedRun) -> FormattedCase:
         if "prompt" in bare:
             raise
     case = EvalCase.model_validate(bare)
-    prompt = format_prompt(case.input_messages, run.files, format_options(run.plan))
+    prompt = format_prompt(case.opening_messages(), run.files, format_options(run.plan))
     return FormattedCase(case=case, prompt=prompt)
 
 
@@ -147,7 +147,10 @@ def prepare_stored_run(
         workspace=suite.workspace,
     )
     context = CaseContext(
-        providers=providers, cache=cache if plan.use_cache else None, programs=programs
+        providers=providers,
+        cache=cache if plan.use_cache else None,
+        programs=programs,
+        files=spec.files,
     )
     registry = OPENAI_GRADERS if spec.graders == "openai" else EVALUATORS
     return PreparedRun(

@@ -64,7 +64,11 @@ async def prepare_run(
     cases = format_cases(report, format_options(plan))
     return PreparedRun(
         plan=plan,
-        context=CaseContext(providers=targets, programs=ProgramRunner.from_settings(settings)),
+        context=CaseContext(
+            providers=targets,
+            programs=ProgramRunner.from_settings(settings),
+            files=report.files,
+        ),
         files=report.files,
         cases=cases,
         warnings=tuple(report.warnings),

@@ -15,7 +15,8 @@ from typing import Any
 
 from app.evaluators.config import DEFAULT_EVALUATOR, EvaluatorConfig
 from app.formatting.messages import FilePart, Message, TextPart
-from app.suites.case_fields import read_expected, read_messages, reference_answer
+from app.suites.case_fields import picked_expected, read_messages, reference_answer
+from app.suites.conversations import CONVERSATION_KEYS, is_conversation, read_conversation
 from app.suites.document import DocumentPath
 from app.suites.findings import MISSING, Findings, describe, pick, text_field, warn_unknown_keys
 from app.suites.grader_kinds import read_rubrics
@@ -40,13 +41,9 @@ LIST_KEYS = ("evaluators", "assertions", "assert")
 CASE_KEYS = frozenset(
     {"id", "conversation_id", "note", "description", "evaluator", "execution", "rubrics"}
     | {"input_files", "vars", "metadata", "tags", "threshold", "governance", "repeat", "trials"}
-    | {*OUTCOME_KEYS, *INPUT_KEYS, *EXPECTED_KEYS, *LIST_KEYS}
+    | {*OUTCOME_KEYS, *INPUT_KEYS, *EXPECTED_KEYS, *LIST_KEYS, *CONVERSATION_KEYS}
 )
 CASE_REFUSED = {
-    "mode": "conversation mode (live multi-turn) is not supported yet",
-    "turns": "live turn-by-turn conversations are not supported yet",
-    "on_turn_failure": "live turn-by-turn conversations are not supported yet",
-    "aggregation": "per-turn score aggregation is not supported yet",
     "workspace": "a case's own workspace is not supported: give 'workspace' once, for the suite",
 }
 EXECUTION_KEYS = frozenset({"target", "evaluators", "skip_defaults", "threshold", "assertions"})
@@ -100,27 +97,29 @@ def read_case(
     execution = _execution(raw, path, defaults, findings)
     skip_defaults = execution.get("skip_defaults") is True
     case_id = text_field(raw, ("id",), path, findings, required=True)
-    outcome = _outcome(
-        raw,
-        path,
-        render,
-        findings,
-        required=not _declares_graders(raw, execution, defaults, skip_defaults),
-    )
+    live = is_conversation(raw)
+    declares_graders = _declares_graders(raw, execution, defaults, skip_defaults)
+    outcome = _outcome(raw, path, render, findings, required=not (declares_graders or live))
+    conversation = None
+    if live:
+        conversation = read_conversation(
+            raw,
+            path,
+            origin,
+            render,
+            findings,
+            templates=defaults.templates,
+            has_criteria=bool(outcome),
+        )
     conversation_id = text_field(raw, ("conversation_id",), path, findings)
     note = text_field(raw, ("note",), path, findings) or text_field(
         raw, ("description",), path, findings
     )
-    messages = _input(raw, path, defaults, skip_defaults, origin, render, findings)
-    expected_key, expected_raw = pick(raw, EXPECTED_KEYS, path, findings)
-    expected = read_expected(
-        None if expected_raw is MISSING else expected_raw,
-        (*path, expected_key),
-        findings,
-        origin.files,
-        render,
-    )
+    messages = _input(raw, path, defaults, skip_defaults, origin, render, findings, live)
+    expected = picked_expected(raw, EXPECTED_KEYS, path, findings, origin.files, render)
     graders = _graders(raw, path, defaults, execution, skip_defaults, origin, findings)
+    if live and not declares_graders:
+        graders = ()  # the turns are graded; nothing grades the whole conversation
     threshold = raw.get("threshold", execution.get("threshold"))
     thresholds = pass_threshold(threshold, (*path, "threshold"), findings)
     repeat = "repeat" if "repeat" in raw else "trials"
@@ -139,6 +138,7 @@ def read_case(
         thresholds=thresholds,
         trials=trials,
         metadata={key: raw[key] for key in raw if key in METADATA_KEYS},
+        conversation=conversation,
     )
     return case, origin
 
@@ -205,12 +205,14 @@ def _input(
     origin: CaseOrigin,
     render: Renderer,
     findings: Findings,
+    live: bool,
 ) -> tuple[Message, ...]:
+    """The case's input (optional in a live conversation, whose turns say the rest)."""
     key, value = pick(raw, INPUT_KEYS, path, findings)
     files = raw.get("input_files")
     suite_files = defaults.input_files
     if value is MISSING or value is None:
-        prompt = _task_prompt(files, defaults)
+        prompt = _task_prompt(files, defaults, live)
         if prompt is None:
             findings.error(
                 (*path, key),
@@ -243,13 +245,14 @@ def _input(
 
 
 def _task_prompt(
-    files: Any, defaults: SuiteDefaults
-) -> tuple[str, Any, tuple[Any, DocumentPath] | None] | None:
+    files: Any, defaults: SuiteDefaults, live: bool
+) -> tuple[Any, Any, tuple[Any, DocumentPath] | None] | None:
     """AgentV's task prompt for a test with no input: ``(text, input_files, suite files)``.
 
     A ``PROMPT.md`` listed in the test's ``input_files`` (else, for a test without its own,
     the suite's) is the prompt, and the other files listed stay attachments; else a
-    ``PROMPT.md`` beside the suite file. None when there is none.
+    ``PROMPT.md`` beside the suite file. None when there is none, but for a live
+    conversation (``live``), whose turns say what the user says: no messages then.
     """
     suite = defaults.input_files
     for listed, from_suite in ((files, False), (suite[0] if suite else None, True)):
@@ -264,7 +267,7 @@ def _task_prompt(
             return text, rest, suite
     if defaults.sibling_prompt is not None:
         return defaults.sibling_prompt.replace("\r\n", "\n"), files, suite
-    return None
+    return ([], files, suite) if live else None
 
 
 def _attach(

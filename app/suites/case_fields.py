@@ -15,7 +15,7 @@ from app.evaluators.expected import ExpectedMessage
 from app.formatting.messages import FilePart, Message, TextPart
 from app.formatting.segments import message_segments, pretty_json, render_segment
 from app.suites.document import DocumentPath
-from app.suites.findings import Findings, describe
+from app.suites.findings import MISSING, Findings, describe, pick
 from app.suites.reading import References, Renderer, add_reference
 
 
@@ -93,6 +93,20 @@ def read_messages(
         for index, item in enumerate(value)
     ]
     return tuple(message for message in messages if message is not None)
+
+
+def picked_expected(
+    raw: Mapping[str, Any],
+    keys: Sequence[str],
+    path: DocumentPath,
+    findings: Findings,
+    references: References,
+    render: Renderer,
+) -> tuple[ExpectedMessage, ...]:
+    """The expected messages under the first of ``keys`` given (none when none is)."""
+    key, value = pick(raw, keys, path, findings)
+    value = None if value is MISSING else value
+    return read_expected(value, (*path, key), findings, references, render)
 
 
 def read_expected(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path, PurePosixPath
 
 from app.evaluators.code_judge import DISABLED
@@ -53,10 +54,8 @@ def place_code_graders(
     cases: list[EvalCase] = []
     for case in suite.cases:
         where = origins[case.id].path if case.id in origins else ()
-        graders = tuple(_place(g, policy, findings, where, reported) for g in case.evaluators)
-        cases.append(
-            case if graders == case.evaluators else case.model_copy(update={"evaluators": graders})
-        )
+        place = partial(_place, policy=policy, findings=findings, where=where, reported=reported)
+        cases.append(case.with_graders(place))
     return suite.model_copy(update={"cases": tuple(cases)})
 
 

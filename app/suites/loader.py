@@ -299,12 +299,16 @@ def _report_file_problems(
 def _format_case(
     case: EvalCase, files: Mapping[str, str], options: FormatOptions, report: SuiteReport
 ) -> FormattedCase:
-    prompt = format_prompt(case.input_messages, files, options)
+    messages = case.opening_messages()
+    prompt = format_prompt(messages, files, options)
     path = report.origins[case.id].path
     if not prompt.question.strip():
         report.findings.warn(
             path, "the case has no visible input: the candidate gets an empty question"
         )
-    for message in role_marker_warnings(case.input_messages):
+    turns = case.conversation.turns[1:] if case.conversation else ()
+    for message in role_marker_warnings(
+        (*messages, *(m for turn in turns for m in turn.input_messages))
+    ):
         report.findings.warn(path, message)
     return FormattedCase(case=case, prompt=prompt)

@@ -6,6 +6,7 @@ them, and nothing downstream knows which dialect a suite was written in.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,6 +17,8 @@ from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import DEFAULT_GUIDELINE_PATTERNS, FormattedPrompt, Message
 
 TrialStrategy = Literal["pass_any", "pass_all", "mean"]
+TurnAggregation = Literal["mean", "min", "max"]
+OnTurnFailure = Literal["continue", "stop"]
 MAX_CASE_ID_LENGTH = 500
 """Longest case id a suite may give (the runs database stores ids up to this length)."""
 
@@ -78,6 +81,42 @@ class Workspace(BaseModel):
         return tuple(hook for hook in found if hook is not None)
 
 
+class ConversationTurn(BaseModel):
+    """One user turn of a live conversation: the candidate answers it, its graders grade that.
+
+    Attributes:
+        input_messages: What the user says on this turn (one or more messages).
+        expected_messages: The turn's expected answer, for graders that compare with one.
+        reference_answer: The expected answer's text.
+        evaluators: The turn's graders (the default judge, against the case's criteria,
+            when the turn gives none).
+    """
+
+    model_config = ConfigDict(frozen=True)
+    input_messages: tuple[Message, ...] = Field(min_length=1)
+    expected_messages: tuple[ExpectedMessage, ...] = ()
+    reference_answer: str = ""
+    evaluators: tuple[EvaluatorConfig, ...] = Field(min_length=1)
+
+
+class Conversation(BaseModel):
+    """A live conversation (AgentV's ``mode: conversation``): the candidate answers each turn.
+
+    Attributes:
+        turns: The user turns, in order; each sees the case's input, every earlier turn and
+            the candidate's answers to them.
+        aggregation: How the turns' scores (and the conversation-level grade, if any) make
+            the case's score.
+        on_turn_failure: ``stop``: a failed turn ends the conversation, the turns after it
+            are not run (they score 0) and the case fails; ``continue``: every turn runs.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    turns: tuple[ConversationTurn, ...] = Field(min_length=1)
+    aggregation: TurnAggregation = "mean"
+    on_turn_failure: OnTurnFailure = "continue"
+
+
 class EvalCase(BaseModel):
     """One eval case, with its graders already resolved (case, suite defaults, default judge).
 
@@ -88,6 +127,8 @@ class EvalCase(BaseModel):
             suite's apply.
         trials: The case's own ``repeat``, else the suite's applies.
         metadata: Tags, metadata and other descriptive keys, kept as written.
+        conversation: A live conversation's turns; then ``evaluators`` grade the whole
+            conversation once its turns are done (none: only the turns are graded).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -102,6 +143,42 @@ class EvalCase(BaseModel):
     thresholds: Thresholds | None = None
     trials: Trials | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    conversation: Conversation | None = None
+
+    def opening_messages(self) -> tuple[Message, ...]:
+        """What the candidate is first given: the input, then a conversation's first turn."""
+        if self.conversation is None:
+            return self.input_messages
+        return (*self.input_messages, *self.conversation.turns[0].input_messages)
+
+    def all_graders(self) -> tuple[EvaluatorConfig, ...]:
+        """The case's graders and, in a live conversation, every turn's."""
+        turns = self.conversation.turns if self.conversation else ()
+        return (*self.evaluators, *(grader for turn in turns for grader in turn.evaluators))
+
+    def with_graders(self, change: Callable[[EvaluatorConfig], EvaluatorConfig]) -> EvalCase:
+        """The case with ``change`` applied to each of its graders and its turns' graders.
+
+        The case itself when ``change`` changed none (``change`` returns a grader it keeps).
+        """
+
+        def changed(graders: tuple[EvaluatorConfig, ...]) -> tuple[EvaluatorConfig, ...]:
+            new = tuple(change(grader) for grader in graders)
+            return graders if all(a is b for a, b in zip(new, graders, strict=True)) else new
+
+        update: dict[str, Any] = {}
+        if (graders := changed(self.evaluators)) is not self.evaluators:
+            update["evaluators"] = graders
+        if self.conversation is not None:
+            turns = tuple(
+                turn
+                if (own := changed(turn.evaluators)) is turn.evaluators
+                else turn.model_copy(update={"evaluators": own})
+                for turn in self.conversation.turns
+            )
+            if any(a is not b for a, b in zip(turns, self.conversation.turns, strict=True)):
+                update["conversation"] = self.conversation.model_copy(update={"turns": turns})
+        return self.model_copy(update=update) if update else self
 
 
 class EvalSuite(BaseModel):

@@ -17,7 +17,7 @@ from app.suites.case_fields import reference_answer
 from app.suites.findings import Findings
 from app.suites.grader_kinds import BLIND_JUDGE_WARNING, shows_candidate_answer
 from app.suites.grading_context import judge_prompt_renderer
-from app.suites.model import EvalCase, EvalSuite
+from app.suites.model import Conversation, EvalCase, EvalSuite
 from app.suites.reading import CaseOrigin, Renderer
 
 _ROLE_MARKER = re.compile(r"@\[(system|user|assistant|tool)\]:", re.IGNORECASE)
@@ -87,16 +87,32 @@ def fill_from_files(
     filled: list[EvalCase] = []
     for case in cases:
         filler = _PromptFiller(origins[case.id], files, findings, templates)
-        updates: dict[str, Any] = {}
-        graders = tuple(filler.grader(grader) for grader in case.evaluators)
-        if any(new is not old for new, old in zip(graders, case.evaluators, strict=True)):
-            updates["evaluators"] = graders
+        case = case.with_graders(filler.grader)
         if case.expected_messages:
             answer = reference_answer(case.expected_messages, files)
             if answer != case.reference_answer:
-                updates["reference_answer"] = answer
-        filled.append(case.model_copy(update=updates) if updates else case)
+                case = case.model_copy(update={"reference_answer": answer})
+        if case.conversation is not None:
+            case = _fill_turn_answers(case, case.conversation, files)
+        filled.append(case)
     return suite.model_copy(update={"cases": tuple(filled)})
+
+
+def _fill_turn_answers(
+    case: EvalCase, conversation: Conversation, files: Mapping[str, str]
+) -> EvalCase:
+    """The case with its turns' reference answers showing the files they attach."""
+    turns = tuple(
+        turn.model_copy(update={"reference_answer": answer})
+        if turn.expected_messages
+        and (answer := reference_answer(turn.expected_messages, files)) != turn.reference_answer
+        else turn
+        for turn in conversation.turns
+    )
+    if all(a is b for a, b in zip(turns, conversation.turns, strict=True)):
+        return case
+    update = {"conversation": conversation.model_copy(update={"turns": turns})}
+    return case.model_copy(update=update)
 
 
 def role_marker_warnings(messages: Sequence[Message]) -> list[str]:

@@ -212,6 +212,40 @@ def test_case_page_shows_the_marked_question_and_the_native_turns(
     page.wait_for_url(f"{url}/ui/runs/{run_id}/cases/1")
 
 
+def test_case_page_shows_each_turn_of_a_live_conversation(
+    serve_offline: ServeOffline, browser_page: BrowserPage
+) -> None:
+    url = serve_offline(service_env())
+    page = browser_page.page
+    page.goto(f"{url}/ui")
+    turns = [
+        {"input": "alpha", "assertions": [{"type": "contains", "value": "alpha"}]},
+        {"input": "beta", "assertions": [{"type": "contains", "value": "zzz"}]},
+        "gamma",
+    ]
+    system = [{"role": "system", "content": "Be brief."}]
+    case = {"id": "chat", "criteria": "x", "mode": "conversation", "turns": turns,
+            "on_turn_failure": "stop", "input": system}  # fmt: skip
+    body = {"suite": {"tests": [case]}, "target": "base"}
+    run_id = finish(page, call(page, "POST", "/runs", body)["id"])["id"]
+
+    page.goto(f"{url}/ui/runs/{run_id}/cases/0")
+    page.locator("#live-turns").wait_for(timeout=TIMEOUT_MS)
+    shoot(page, "conversation")
+    cards = page.locator("#live-turns > li").all()
+    statuses = [card.locator("h3 .status").inner_text() for card in cards]
+    assert statuses == ["passed", "failed", "skipped"]
+    answers = [a.inner_text() for a in page.locator("#live-turns .turn-answer").all()]
+    assert answers == ["alpha", "beta"]  # the echoing candidate answered two turns, then stopped
+    second = cards[1]
+    second.locator("summary", has_text="The question").click()
+    question = second.locator("details pre").first.inner_text()
+    assert question == (
+        "@[System]:\nBe brief.\n\n@[User]:\nalpha\n\n@[Assistant]:\nalpha\n\n@[User]:\nbeta"
+    )
+    assert page.locator("h1 .status").inner_text() == "failed"
+
+
 def test_a_running_runs_table_grows_without_a_reload(
     serve_offline: ServeOffline, browser_page: BrowserPage
 ) -> None:

@@ -323,25 +323,6 @@ async def test_repeat_is_read_into_trials_for_the_suite_and_a_case() -> None:
     assert "repeat.count" in errors_by_path(bad)
 
 
-async def test_conversation_mode_is_refused_at_each_key() -> None:
-    report = await check(
-        {
-            "tests": [
-                {
-                    "id": "a",
-                    "criteria": "x",
-                    "input": "Hi",
-                    "mode": "conversation",
-                    "turns": [{"input": "Hi", "assertions": ["ok"]}],
-                }
-            ]
-        }
-    )
-    errors = errors_by_path(report)
-    assert "conversation mode" in errors["tests[0].mode"]
-    assert "turn-by-turn" in errors["tests[0].turns"]
-
-
 async def test_environment_interpolation_is_refused_naming_the_variable() -> None:
     report = await check({"tests": [{"id": "a", "criteria": "x", "input": "${{ SECRET_TOKEN }}"}]})
     [error] = report.errors

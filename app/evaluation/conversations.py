@@ -1,0 +1,136 @@
+"""Live conversations: what each turn is given, and how its turns make one grade.
+
+The orchestrator runs the turns (``app.evaluation.orchestrator``); this module holds what is
+decided without calling anything:
+
+- The candidate's messages on a turn are the case's input, then each earlier turn's user
+  messages followed by the candidate's answer as an assistant message, then the turn's own.
+  They are formatted like any case's input, so the turn's judge is given exactly the
+  question the candidate saw.
+- A turn fails when its graders fail it or cannot grade it; with ``on_turn_failure: stop``
+  the turns after it are not run (they score 0) and the case fails.
+- The case's score is the ``aggregation`` (mean, min, max) of the turns' scores and, when
+  the case has graders of its own, the grade they give the whole conversation. An error of
+  a turn or of those graders is the case's; an unmet required rubric anywhere fails it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from statistics import fmean
+
+from app.evaluation.records import TurnResult, TurnStatus
+from app.evaluators.aggregate import Combined
+from app.evaluators.base import EvaluatorOutcome
+from app.evaluators.verdicts import Thresholds, status_for, verdict_for
+from app.formatting.messages import Message
+from app.suites.model import Conversation, ConversationTurn, EvalCase, TurnAggregation
+
+AGGREGATIONS: dict[TurnAggregation, Callable[[Sequence[float]], float]] = {
+    "mean": fmean,
+    "min": min,
+    "max": max,
+}
+REGRADE_REFUSAL = (
+    "a live conversation is graded again only by running it again: its turns' answers are "
+    "not carried into a regrade"
+)
+
+
+@dataclass(frozen=True)
+class GradedTurn:
+    """A turn that ran: its record entry and its grade."""
+
+    result: TurnResult
+    grade: Combined
+
+
+def turn_case(case: EvalCase, turn: ConversationTurn) -> EvalCase:
+    """The case as a turn's graders see it: the turn's graders and expected answer."""
+    return case.model_copy(
+        update={
+            "evaluators": turn.evaluators,
+            "expected_messages": turn.expected_messages,
+            "reference_answer": turn.reference_answer,
+            "conversation": None,
+        }
+    )
+
+
+def answered(history: Sequence[Message], turn: ConversationTurn, answer: str) -> list[Message]:
+    """The history after a turn: its user messages and the candidate's answer."""
+    return [*history, *turn.input_messages, Message(role="assistant", content=answer)]
+
+
+def graded_turn(
+    number: int,
+    question: str,
+    answer: str,
+    grade: Combined,
+    outcomes: Sequence[EvaluatorOutcome],
+) -> GradedTurn:
+    """A turn's entry in the record, from its grade."""
+    status: TurnStatus = "error"
+    if grade.status != "ok":
+        status = grade.status
+    elif grade.verdict is not None:
+        status = status_for(grade.verdict)
+    raw = next((o.raw_request for o in outcomes if o.raw_request is not None), None)
+    result = TurnResult(
+        turn=number,
+        status=status,
+        score=grade.score,
+        verdict=grade.verdict,
+        question=question,
+        candidate_answer=answer,
+        hits=grade.hits,
+        misses=grade.misses,
+        reasoning=grade.reasoning,
+        evaluator_results=[outcome.result for outcome in outcomes],
+        evaluator_raw_request=raw,
+        error=grade.error,
+    )
+    return GradedTurn(result, grade)
+
+
+def failed(turn: GradedTurn) -> bool:
+    """Whether the turn failed: its graders failed it, or could not grade it."""
+    return turn.grade.status != "ok" or turn.grade.verdict == "fail"
+
+
+def skipped_turn(number: int) -> TurnResult:
+    """A turn not run because an earlier one failed (``on_turn_failure: stop``)."""
+    return TurnResult(turn=number, status="skipped", score=0.0)
+
+
+def combine_turns(
+    conversation: Conversation,
+    turns: Sequence[GradedTurn],
+    overall: Combined | None,
+    thresholds: Thresholds,
+) -> Combined:
+    """The case's grade from its turns' (and, if any, the whole conversation's).
+
+    Turns not run count 0 and fail the case.
+    """
+    hits = [f"turn {t.result.turn}: {hit}" for t in turns for hit in t.grade.hits]
+    misses = [f"turn {t.result.turn}: {miss}" for t in turns for miss in t.grade.misses]
+    parts = [f"turn {t.result.turn}: {t.grade.reasoning}" for t in turns if t.grade.reasoning]
+    if overall is not None:
+        hits += overall.hits
+        misses += overall.misses
+        parts += [f"conversation: {overall.reasoning}"] if overall.reasoning else []
+    reasoning = " | ".join(parts) or None
+    named = [(f"turn {t.result.turn}", t.grade) for t in turns]
+    named += [("conversation", overall)] if overall is not None else []
+    for status in ("error", "judge_error"):
+        broken = [f"{name}: {grade.error}" for name, grade in named if grade.status == status]
+        if broken:
+            return Combined(status, None, None, hits, misses, reasoning, error="; ".join(broken))
+    scores = [grade.score or 0.0 for _, grade in named]
+    scores += [0.0] * (len(conversation.turns) - len(turns))
+    score = AGGREGATIONS[conversation.aggregation](scores)
+    forces_fail = len(turns) < len(conversation.turns) or any(g.forces_fail for _, g in named)
+    verdict = "fail" if forces_fail else verdict_for(score, thresholds)
+    return Combined("ok", score, verdict, hits, misses, reasoning, forces_fail)
