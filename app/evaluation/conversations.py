@@ -32,9 +32,9 @@ AGGREGATIONS: dict[TurnAggregation, Callable[[Sequence[float]], float]] = {
     "min": min,
     "max": max,
 }
-REGRADE_REFUSAL = (
-    "a live conversation is graded again only by running it again: its turns' answers are "
-    "not carried into a regrade"
+UNANSWERED = (
+    "no stored answer to grade again: the earlier run ended the conversation before this "
+    "turn (run the case again)"
 )
 
 
@@ -91,6 +91,13 @@ def graded_turn(
         evaluator_raw_request=raw,
         error=grade.error,
     )
+    return GradedTurn(result, grade)
+
+
+def unanswered_turn(number: int, question: str) -> GradedTurn:
+    """A regraded turn the earlier run never answered: an error of the case."""
+    grade = Combined("error", None, None, error=UNANSWERED)
+    result = TurnResult(turn=number, status="error", question=question, error=UNANSWERED)
     return GradedTurn(result, grade)
 
 

@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 
 from app.evaluation.context import CallLedger, CaseContext, RecordedTarget, ResponseCache
 from app.evaluation.conversations import (
-    REGRADE_REFUSAL,
     GradedTurn,
     answered,
     combine_turns,
@@ -24,9 +23,11 @@ from app.evaluation.conversations import (
     graded_turn,
     skipped_turn,
     turn_case,
+    unanswered_turn,
 )
+from app.evaluation.known_answers import KnownAnswer
 from app.evaluation.plan import RunPlan, format_options
-from app.evaluation.records import RawRequest, ResultRecord, TokenUsage, TurnResult
+from app.evaluation.records import RawRequest, ResultRecord, TurnResult
 from app.evaluation.trials import combine_trials, decided
 from app.evaluation.workspaces import CaseWorkspace, WorkspaceError, case_workspace
 from app.evaluators.aggregate import Combined, combine
@@ -109,9 +110,7 @@ async def evaluate_case(
     plan: RunPlan,
     context: CaseContext,
     *,
-    candidate_answer: str | None = None,
-    candidate_usage: TokenUsage | None = None,
-    candidate_latency_ms: float | None = None,
+    known: KnownAnswer | None = None,
     registry: EvaluatorRegistry = EVALUATORS,
 ) -> ResultRecord:
     """Run one case and return its record; a failure of the case is recorded, not raised.
@@ -120,20 +119,18 @@ async def evaluate_case(
         formatted: The case to run, with the prompt formatted for the run's candidate.
         plan: The run's plan.
         context: Targets and the response cache.
-        candidate_answer: A known answer to grade again: the candidate is not called.
-        candidate_usage: Tokens the known answer cost, copied into the record.
-        candidate_latency_ms: Time the known answer took, copied into the record.
+        known: What the candidate produced before, to grade again: it is not called.
         registry: The evaluators by type.
     """
     case = formatted.case
     trials = case.trials or plan.trials
     with bind_log_context(case_id=case.id):
-        if candidate_answer is not None or trials.count == 1:
+        if known is not None or trials.count == 1:
             state = _CaseState(case=case, plan=plan)
-            if candidate_usage is not None:
-                state.ledger.usage.candidate = candidate_usage.model_copy()
-            state.ledger.latency.candidate = candidate_latency_ms
-            return await _guarded(state, formatted, context, candidate_answer, registry)
+            if known is not None and known.usage is not None:
+                state.ledger.usage.candidate = known.usage.model_copy()
+            state.ledger.latency.candidate = known.latency_ms if known else None
+            return await _guarded(state, formatted, context, known, registry)
         records: list[ResultRecord] = []
         for _ in range(trials.count):
             state = _CaseState(case=case, plan=plan)
@@ -147,7 +144,7 @@ async def _guarded(
     state: _CaseState,
     formatted: FormattedCase,
     context: CaseContext,
-    candidate_answer: str | None,
+    known: KnownAnswer | None,
     registry: EvaluatorRegistry,
 ) -> ResultRecord:
     """The case run under its time limit; every failure of it becomes its record."""
@@ -155,7 +152,7 @@ async def _guarded(
     deadline = time_limit(plan.case_timeout_seconds)
     try:
         async with deadline:
-            return await _run_case(state, formatted.prompt, context, candidate_answer, registry)
+            return await _run_case(state, formatted.prompt, context, known, registry)
     except TimeoutError as exc:
         if not deadline.expired():
             logger.exception("case %r failed", case.id)
@@ -174,35 +171,37 @@ async def _run_case(
     state: _CaseState,
     formatted: FormattedPrompt,
     context: CaseContext,
-    candidate_answer: str | None,
+    known: KnownAnswer | None,
     registry: EvaluatorRegistry,
 ) -> ResultRecord:
     """The case, in a workspace of its own when the suite has one and the candidate runs."""
     workspace = state.plan.workspace
-    if workspace is None or candidate_answer is not None:
-        return await _attempt(state, formatted, context, candidate_answer, registry, None)
+    if workspace is None or known is not None:
+        return await _attempt(state, formatted, context, known, registry, None)
     async with case_workspace(workspace, context.programs, state.case.id) as folder:
-        return await _attempt(state, formatted, context, candidate_answer, registry, folder)
+        return await _attempt(state, formatted, context, None, registry, folder)
 
 
 async def _attempt(
     state: _CaseState,
     formatted: FormattedPrompt,
     context: CaseContext,
-    candidate_answer: str | None,
+    known: KnownAnswer | None,
     registry: EvaluatorRegistry,
     workspace: CaseWorkspace | None,
 ) -> ResultRecord:
     case = state.case
+    if known is not None:
+        state.file_changes = known.file_changes
     if case.conversation is not None:
-        if candidate_answer is not None:
-            return state.record(error=REGRADE_REFUSAL)
-        return await _converse(state, case.conversation, context, registry, workspace)
+        return await _converse(state, case.conversation, context, registry, workspace, known)
     state.raw_request = raw_request(formatted)
     response: ProviderResponse | None = None
-    if candidate_answer is None:
+    if known is None:
         response = await _ask_candidate(state, formatted, context, workspace)
         candidate_answer = response.text
+    else:
+        candidate_answer = known.text
     await _answered(state, candidate_answer, response, workspace)
     state.outcomes = await _grade(
         state, case, formatted.question, candidate_answer, context, registry, workspace
@@ -216,8 +215,13 @@ async def _converse(
     context: CaseContext,
     registry: EvaluatorRegistry,
     workspace: CaseWorkspace | None,
+    known: KnownAnswer | None,
 ) -> ResultRecord:
-    """A live conversation: each turn asked and graded in order, then the whole of it."""
+    """A live conversation: each turn asked and graded in order, then the whole of it.
+
+    With ``known`` (a regrade) each turn's stored answer is graded again; a turn with none
+    (an earlier run stopped before it) fails the case.
+    """
     case, plan = state.case, state.plan
     thresholds = case.thresholds or plan.thresholds
     options = format_options(plan)
@@ -226,31 +230,42 @@ async def _converse(
     state.turns = []
     tool_calls: list[ToolCall] = []
     question = ""
+    halted = False
     for number, turn in enumerate(conversation.turns, start=1):
-        if graded and conversation.on_turn_failure == "stop" and failed(graded[-1]):
+        if halted:
             state.turns.append(skipped_turn(number))
             continue
         prompt = format_prompt([*history, *turn.input_messages], context.files, options)
         question = prompt.question
         state.raw_request = raw_request(prompt)
-        try:
-            response = await _ask_candidate(state, prompt, context, workspace)
-        except ProviderError as exc:
-            error = _candidate_failure(plan, exc)
-            state.turns.append(
-                TurnResult(turn=number, status="error", question=question, error=error)
-            )
-            raise
-        await _answered(state, response.text, response, workspace)
+        response: ProviderResponse | None = None
+        if known is not None:
+            answer = known.turns[number - 1] if number <= len(known.turns) else None
+            if answer is None:
+                graded.append(unanswered_turn(number, question))
+                state.turns.append(graded[-1].result)
+                halted = True
+                continue
+        else:
+            try:
+                response = await _ask_candidate(state, prompt, context, workspace)
+            except ProviderError as exc:
+                error = _candidate_failure(plan, exc)
+                state.turns.append(
+                    TurnResult(turn=number, status="error", question=question, error=error)
+                )
+                raise
+            answer = response.text
+        await _answered(state, answer, response, workspace)
         tool_calls.extend(state.candidate.tool_calls)
         outcomes = await _grade(
-            state, turn_case(case, turn), question, response.text, context, registry, workspace
+            state, turn_case(case, turn), question, answer, context, registry, workspace
         )
-        graded.append(
-            graded_turn(number, question, response.text, combine(outcomes, thresholds), outcomes)
-        )
+        grade = combine(outcomes, thresholds)
+        graded.append(graded_turn(number, question, answer, grade, outcomes))
         state.turns.append(graded[-1].result)
-        history = answered(history, turn, response.text)
+        history = answered(history, turn, answer)
+        halted = conversation.on_turn_failure == "stop" and failed(graded[-1])
     state.candidate = replace(state.candidate, tool_calls=tuple(tool_calls))
     overall = None
     if case.evaluators and state.candidate_answer is not None:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.evaluation.context import CaseContext
+from app.evaluation.known_answers import KnownAnswer
 from app.evaluation.orchestrator import OnResult, evaluate_case, run_cases
 from app.evaluation.plan import RunPlan
 from app.evaluation.records import ResultRecord
@@ -37,9 +38,12 @@ class PreparedRun:
     registry: EvaluatorRegistry = EVALUATORS
 
     async def evaluate(
-        self, formatted: FormattedCase, *, candidate_answer: str | None = None
+        self, formatted: FormattedCase, *, known: KnownAnswer | None = None
     ) -> ResultRecord:
-        """Run one case (grading ``candidate_answer`` again when given); never raises for it."""
+        """Run one case (grading what it produced before, ``known``, when given).
+
+        Never raises for a failure of the case.
+        """
         if self.evaluators is not None:
             case = formatted.case.model_copy(update={"evaluators": self.evaluators})
             formatted = formatted.model_copy(update={"case": case})
@@ -47,7 +51,7 @@ class PreparedRun:
             formatted,
             self.plan,
             self.context,
-            candidate_answer=candidate_answer,
+            known=known,
             registry=self.registry,
         )
 

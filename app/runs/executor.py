@@ -17,6 +17,7 @@ from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
 from typing import Any, Protocol
 
 from app.errors import RunNotFound
+from app.evaluation.known_answers import known_answer
 from app.evaluation.prepared import PreparedRun
 from app.evaluation.records import ResultRecord
 from app.observability.logging import bind_log_context
@@ -241,7 +242,10 @@ class InProcessExecutor:
         with bind_log_context(run_id=run_id, case_id=case.eval_id):
             try:
                 formatted = stored_case(case.definition, prepared)
-                record = await prepared.evaluate(formatted, candidate_answer=case.candidate_answer)
+                known = None
+                if case.candidate_answer is not None:
+                    known = known_answer(case.candidate_answer, case.candidate_output)
+                record = await prepared.evaluate(formatted, known=known)
             except Exception as exc:
                 # A defect, not a case failure (those come back as records): keep the run going.
                 logger.exception("case %s of run %s failed unexpectedly", case.eval_id, run_id)

@@ -71,6 +71,8 @@ class StoredCase:
     definition: str
     """JSON of the case and its formatted prompt, as stored (parsed by whoever reads it)."""
     candidate_answer: str | None
+    candidate_output: str | None = None
+    """JSON ``{turns, file_changes}`` of a regraded case's earlier record, when it has either."""
 
 
 @dataclass(frozen=True)

@@ -469,4 +469,5 @@ def _stored_case(row: Any) -> StoredCase:
         eval_id=row.eval_id,
         definition=row.definition,
         candidate_answer=row.candidate_answer,
+        candidate_output=row.candidate_output,
     )

@@ -11,7 +11,19 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, delete, func, insert, literal, or_, select, true, update
+from sqlalchemy import (
+    Table,
+    Text,
+    delete,
+    func,
+    insert,
+    literal,
+    literal_column,
+    or_,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -34,6 +46,23 @@ from app.runs.tables import CaseRow, EventRow, IdempotencyKeyRow, ResultRow, Run
 CASE_INSERT_BATCH = 500
 _INSERT_CASES = insert(cast(Table, CaseRow.__table__))
 """Cases are inserted through the table (Core): the ORM's bulk path cost 0.4 s per 10 000."""
+
+CANDIDATE_OUTPUT = {
+    "postgresql": (
+        "CASE WHEN results.record::json ->> 'turns' IS NULL "
+        "AND results.record::json ->> 'file_changes' IS NULL THEN NULL "
+        "ELSE json_build_object('turns', results.record::json -> 'turns', "
+        "'file_changes', results.record::json -> 'file_changes')::text END"
+    ),
+    "sqlite": (
+        "CASE WHEN json_extract(results.record, '$.turns') IS NULL "
+        "AND json_extract(results.record, '$.file_changes') IS NULL THEN NULL "
+        "ELSE json_object('turns', json(json_extract(results.record, '$.turns')), "
+        "'file_changes', json_extract(results.record, '$.file_changes')) END"
+    ),
+}
+"""By dialect: ``{turns, file_changes}`` of a stored record as JSON text, NULL when it has
+neither (what a regrade copies beside the answer)."""
 
 
 def _run_info(row: RunRow) -> RunInfo:
@@ -160,7 +189,8 @@ class RunStore(RecordsStore):
     async def create_regrade_run(self, run: NewRun, source_run_id: str) -> RunInfo:
         """Store a queued run over the cases of ``source_run_id`` that have a stored answer.
 
-        Each case keeps its position and carries the candidate answer to grade again.
+        Each case keeps its position and carries the candidate answer to grade again, and
+        what else the candidate produced (a conversation's turns, a workspace's changes).
         """
         answered = (
             select(
@@ -169,6 +199,7 @@ class RunStore(RecordsStore):
                 CaseRow.eval_id,
                 CaseRow.definition,
                 ResultRow.candidate_answer,
+                literal_column(CANDIDATE_OUTPUT[self.engine.dialect.name], Text()),
                 true(),
             )
             .join(
@@ -177,7 +208,8 @@ class RunStore(RecordsStore):
             )
             .where(CaseRow.run_id == source_run_id, ResultRow.candidate_answer.is_not(None))
         )
-        columns = ["run_id", "seq", "eval_id", "definition", "candidate_answer", "pending"]
+        columns = ["run_id", "seq", "eval_id", "definition", "candidate_answer"]
+        columns += ["candidate_output", "pending"]
         async with self._writing() as session:
             await self._insert_run(session, run, (), None)
             copied = await session.execute(insert(CaseRow).from_select(columns, answered))

@@ -130,6 +130,11 @@ class CaseRow(Base):
     eval_id: Mapped[str] = mapped_column(SafeString(MAX_CASE_ID_LENGTH))
     definition: Mapped[str] = mapped_column(Text, doc="JSON of the EvalCase.")
     candidate_answer: Mapped[str | None] = mapped_column(SafeText, nullable=True)
+    candidate_output: Mapped[str | None] = mapped_column(
+        Text,
+        nullable=True,
+        doc="JSON {turns, file_changes} of a regraded case's earlier record, when it has either.",
+    )
     pending: Mapped[bool] = mapped_column(Boolean, default=True)
 
     __table_args__ = (Index("ix_cases_run_id_pending_seq", "run_id", "pending", "seq"),)

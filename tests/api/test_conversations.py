@@ -159,7 +159,7 @@ async def test_a_candidate_failure_mid_conversation_keeps_the_turns_done(
     assert "context window exceeded" in record["turns"][1]["error"]
 
 
-async def test_a_durable_run_stores_the_turns_shows_them_and_refuses_a_regrade(
+async def test_a_durable_run_stores_the_turns_shows_them_and_a_regrade_grades_them_again(
     tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory, database_url: str
 ) -> None:
     settings = settings_for(tmp_path, fake_llm, database_url)
@@ -169,6 +169,7 @@ async def test_a_durable_run_stores_the_turns_shows_them_and_refuses_a_regrade(
         run = await wait_for_run(client, created.json()["id"])
         (record,) = (await client.get(f"/runs/{run['id']}/results")).json()["results"]
         page = (await client.get(f"/ui/fragments/runs/{run['id']}/cases/0")).text
+        asked = len([r for r in fake_llm.requests if not judged(r)])
         regrade = await client.post(f"/runs/{run['id']}/regrade")
         assert regrade.status_code == 202, regrade.text
         again = await wait_for_run(client, regrade.json()["id"])
@@ -180,5 +181,9 @@ async def test_a_durable_run_stores_the_turns_shows_them_and_refuses_a_regrade(
     assert page.count('class="card live-turn"') == 3
     assert '<pre class="text turn-answer">beta two</pre>' in page
     assert '<span class="status status-failed">failed</span>' in page
-    assert regraded["status"] == "error"
-    assert "graded again only by running it again" in regraded["error"]
+    # The regrade grades each stored answer again, in the same history, asking nobody anew.
+    assert len([r for r in fake_llm.requests if not judged(r)]) == asked
+    assert [t["candidate_answer"] for t in regraded["turns"]] == answers
+    assert [t["question"] for t in regraded["turns"]] == [t["question"] for t in record["turns"]]
+    assert [t["status"] for t in regraded["turns"]] == [t["status"] for t in record["turns"]]
+    assert regraded["score"] == record["score"]

@@ -49,7 +49,7 @@ checks = {
     "created": "--- /dev/null\\n+++ b/src/new.py" in changes,
     "deleted": "--- a/obsolete.log\\n+++ /dev/null" in changes,
     "hooks not counted": "ready.txt" not in changes,
-    "folder there": os.path.isfile(os.path.join(folder, "src", "new.py")),
+    "folder there": folder is None or os.path.isfile(os.path.join(folder, "src", "new.py")),
 }
 print(json.dumps({
     "assertions": [{"text": name, "passed": ok} for name, ok in checks.items()],
@@ -165,6 +165,29 @@ async def test_a_durable_run_sets_up_workspaces_from_its_stored_suite(
     assert '<span class="diff-file">+++ b/src/new.py</span>' in page  # the viewer shows the diff
     assert '<span class="diff-add">+world</span>' in page
     assert '<span class="diff-del">-old</span>' in page
+
+
+async def test_a_regrade_gives_graders_the_changes_the_agent_made_in_the_first_run(
+    tmp_path: Path, make_client: ClientFactory, database_url: str
+) -> None:
+    write_project(tmp_path)
+    async with make_client(settings(tmp_path, database_url)) as client:
+        created = await client.post("/runs", json={"suite": "evals/suite.yaml"})
+        run = await wait_for_run(client, created.json()["id"])
+        first = (await client.get(f"/runs/{run['id']}/results")).json()["results"]
+        regrade = await client.post(f"/runs/{run['id']}/regrade")
+        assert regrade.status_code == 202, regrade.text
+        again = await wait_for_run(client, regrade.json()["id"])
+        second = (await client.get(f"/runs/{again['id']}/results")).json()["results"]
+
+    by_id = {record["eval_id"]: record for record in first}
+    assert len(second) == 2
+    for record in second:
+        assert record["status"] == "passed", record["evaluator_results"]
+        assert record["file_changes"] == by_id[record["eval_id"]]["file_changes"]
+        assert "+++ b/src/new.py" in record["file_changes"]
+        details = record["evaluator_results"][0]["details"]["program"]
+        assert details["folder"] is None  # graded without a workspace: nothing ran again
 
 
 async def test_a_failing_setup_hook_fails_its_case_naming_the_hook(

@@ -11,11 +11,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.evaluation.conversations import GradedTurn, combine_turns, graded_turn
+from app.evaluation.known_answers import KnownAnswer
+from app.evaluation.orchestrator import evaluate_case
 from app.evaluators.aggregate import Combined
-from app.evaluators.config import DEFAULT_EVALUATOR
+from app.evaluators.config import DEFAULT_EVALUATOR, EvaluatorConfig
 from app.evaluators.verdicts import Thresholds, verdict_for
 from app.formatting.messages import Message
-from app.suites.model import Conversation, ConversationTurn, TurnAggregation
+from app.suites.model import Conversation, ConversationTurn, EvalCase, TurnAggregation
+from tests.evaluation.test_orchestrator import context_with, formatted, plan_for
+from tests.evaluators.fakes import ScriptedTarget
 
 THRESHOLDS = Thresholds()
 TURN = ConversationTurn(
@@ -87,3 +91,30 @@ def test_an_unmet_required_rubric_in_any_turn_fails_the_case() -> None:
     turns = [turn(1, grade(1.0)), turn(2, grade(0.9, forces_fail=True))]
     combined = combine_turns(conversation(2, "max"), turns, None, THRESHOLDS)
     assert (combined.score, combined.verdict) == (1.0, "fail")
+
+
+async def test_a_regrade_grades_the_stored_turns_and_errs_where_the_earlier_run_stopped() -> None:
+    contains = EvaluatorConfig(name="has-a", type="contains", value="a")
+    turns = tuple(
+        ConversationTurn(input_messages=(Message(role="user", content=t),), evaluators=(contains,))
+        for t in ("first", "second", "third")
+    )
+    case = EvalCase(
+        id="chat",
+        expected_outcome="",
+        input_messages=(),
+        conversation=Conversation(turns=turns),
+    )
+    target = ScriptedTarget()
+    known = KnownAnswer("an answer", turns=("an answer", None), file_changes="diff --git a/x b/x")
+    record = await evaluate_case(formatted(case), plan_for(), context_with(target), known=known)
+
+    assert target.requests == []  # nothing is asked again
+    assert [t.status for t in record.turns or []] == ["passed", "error", "skipped"]
+    assert record.turns is not None
+    question = "@[User]:\nfirst\n\n@[Assistant]:\nan answer\n\n@[User]:\nsecond"
+    assert record.turns[1].question == question
+    assert record.status == "error"
+    assert record.error is not None
+    assert record.error.startswith("turn 2: no stored answer to grade again")
+    assert record.file_changes == "diff --git a/x b/x"

@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from app.evaluation.context import CaseContext, MemoryResponseCache
+from app.evaluation.known_answers import KnownAnswer
 from app.evaluation.orchestrator import evaluate_case, run_cases
 from app.evaluation.plan import RunPlan
 from app.evaluation.records import ResultRecord, TokenUsage
@@ -200,9 +201,9 @@ async def test_regrading_skips_the_candidate_call() -> None:
         formatted(case),
         plan_for(),
         context_with(target),
-        candidate_answer="known answer",
-        candidate_usage=TokenUsage(input_tokens=7, output_tokens=3),
-        candidate_latency_ms=12.5,
+        known=KnownAnswer(
+            "known answer", usage=TokenUsage(input_tokens=7, output_tokens=3), latency_ms=12.5
+        ),
     )
     assert [r.role for r in target.requests] == [CallRole.JUDGE]
     assert "[[ ## candidate_answer ## ]]\nknown answer" in target.requests[0].question

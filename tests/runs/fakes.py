@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.evaluation.context import CaseContext, RunnableTarget
+from app.evaluation.known_answers import KnownAnswer
 from app.evaluation.plan import RunPlan
 from app.evaluation.prepared import PreparedRun
 from app.evaluation.records import ResultRecord
@@ -61,9 +62,9 @@ class ScriptedPreparedRun(PreparedRun):
     script: ScriptedRun = field(default_factory=ScriptedRun)
 
     async def evaluate(
-        self, formatted: FormattedCase, *, candidate_answer: str | None = None
+        self, formatted: FormattedCase, *, known: KnownAnswer | None = None
     ) -> ResultRecord:
-        return await self.script.evaluate(formatted.case.id, candidate_answer)
+        return await self.script.evaluate(formatted.case.id, known.text if known else None)
 
 
 def preparer_for(run: ScriptedRun) -> RunPreparer:
