@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.expected import ExpectedMessage
@@ -44,6 +44,11 @@ class CaseView(Protocol):
     @property
     def expected_messages(self) -> tuple[ExpectedMessage, ...]:
         """The expected reply messages, if the case gives them."""
+        ...
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        """Tags, metadata and other descriptive keys of the case, as written."""
         ...
 
 

@@ -28,6 +28,7 @@ from app.evaluators.verdicts import verdict_for
 from app.formatting import (
     DEFAULT_EVALUATOR_TEMPLATE,
     FILE_CHANGES_SECTION,
+    TOOL_CALLS_SECTION,
     render_evaluator_prompt,
 )
 from app.formatting.messages import ChatMessage
@@ -37,6 +38,7 @@ from app.providers.base import (
     ModelOptions,
     ProviderRequest,
     ProviderResponse,
+    ToolCall,
 )
 from app.providers.errors import ProviderError
 
@@ -95,6 +97,11 @@ def prompt_variables(context: EvaluationContext, template: str) -> dict[str, str
         variables["input_messages"] = _messages_json(context.case.input_messages)
     if "expected_messages" in template:
         variables["expected_messages"] = _messages_json(context.case.expected_messages)
+    if "tool_calls" in template:
+        variables["tool_calls"] = tool_calls_text(context.candidate.tool_calls)
+    if "metadata" in template:
+        metadata = context.case.metadata.get("metadata")
+        variables["metadata"] = json.dumps(metadata or {}, indent=2, ensure_ascii=False)
     if "file_changes" in template:
         variables["file_changes"] = context.file_changes or ""
     if "workspace_path" in template:
@@ -102,14 +109,27 @@ def prompt_variables(context: EvaluationContext, template: str) -> dict[str, str
     return variables
 
 
+def tool_calls_text(calls: Sequence[ToolCall]) -> str:
+    """The candidate's tool calls for a judge: one line each, ``name: input as JSON``."""
+    lines = []
+    for call in calls:
+        given = "" if call.input is None else json.dumps(call.input, ensure_ascii=False)
+        lines.append(f"{call.tool}: {given}" if given else call.tool)
+    return "\n".join(lines)
+
+
 def render_user_prompt(config: EvaluatorConfig, context: EvaluationContext) -> str:
     """The judge's user prompt: the case's ``prompt`` or the default template, filled in.
 
-    The default template gains a ``[[ ## file_changes ## ]]`` section when the candidate
-    changed files in its workspace; a custom one names ``{{ file_changes }}`` where it wants.
+    The default template gains a ``[[ ## tool_calls ## ]]`` section when the candidate
+    reported tool calls, and a ``[[ ## file_changes ## ]]`` one when it changed files in its
+    workspace; a custom one names ``{{ tool_calls }}`` or ``{{ file_changes }}`` where it
+    wants them.
     """
     custom = config.prompt if config.prompt and config.prompt.strip() else None
     template = custom or DEFAULT_EVALUATOR_TEMPLATE
+    if custom is None and context.candidate.tool_calls:
+        template += TOOL_CALLS_SECTION
     if custom is None and context.file_changes:
         template += FILE_CHANGES_SECTION
     return render_evaluator_prompt(template, prompt_variables(context, template))

@@ -9,6 +9,7 @@ from app.formatting.evaluator_prompt import (
     DEFAULT_EVALUATOR_TEMPLATE,
     EVALUATOR_VARIABLES,
     FILE_CHANGES_SECTION,
+    TOOL_CALLS_SECTION,
     render_evaluator_prompt,
 )
 from app.formatting.guidelines import GuidelineMatcher
@@ -28,6 +29,7 @@ __all__ = [
     "DEFAULT_GUIDELINE_PATTERNS",
     "EVALUATOR_VARIABLES",
     "FILE_CHANGES_SECTION",
+    "TOOL_CALLS_SECTION",
     "ChatMessage",
     "FilePart",
     "FormatOptions",

@@ -29,7 +29,11 @@ Judge only what the candidate_answer says. Keep your feedback short and specific
 """
 """The default judge user prompt. Placeholders: ``expected_outcome``, ``question``,
 ``reference_answer``, ``candidate_answer`` (``input_messages``, ``expected_messages``,
-``file_changes`` and ``workspace_path`` are available to custom templates)."""
+``tool_calls``, ``metadata``, ``file_changes`` and ``workspace_path`` are available to custom
+templates)."""
+
+TOOL_CALLS_SECTION = "\n[[ ## tool_calls ## ]]\n{{tool_calls}}\n"
+"""Added to the default prompt when the candidate reported tool calls."""
 
 FILE_CHANGES_SECTION = "\n[[ ## file_changes ## ]]\n{{file_changes}}\n"
 """Added to the default prompt when the candidate changed files in its workspace."""
@@ -41,6 +45,8 @@ EVALUATOR_VARIABLES: tuple[str, ...] = (
     "candidate_answer",
     "input_messages",
     "expected_messages",
+    "tool_calls",
+    "metadata",
     "file_changes",
     "workspace_path",
 )

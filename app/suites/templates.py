@@ -41,7 +41,7 @@ _FORBIDDEN_NODES: tuple[type[nodes.Node], ...] = (
 )
 _SINGLE_VARIABLE = re.compile(r"\s*\{\{\s*(?:vars\.)?([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*")
 _PLACEHOLDER = re.compile(r"\{\{|\{%")
-AGENTV_RUNTIME_NAMES = frozenset({"tool_calls", "trace", "output_messages", "metadata"})
+AGENTV_RUNTIME_NAMES = frozenset({"trace", "output_messages"})
 """Names AgentV fills in judge prompts at run time that this service does not provide."""
 
 

@@ -177,12 +177,10 @@ async def test_a_judge_prompt_naming_what_only_agentv_provides_is_refused() -> N
                     "id": "a",
                     "criteria": "x",
                     "input": "Hi",
-                    "assertions": [
-                        {"type": "llm-grader", "prompt": "{{ output }} {{ tool_calls }}"}
-                    ],
+                    "assertions": [{"type": "llm-grader", "prompt": "{{ output }} {{ trace }}"}],
                 }
             ]
         }
     )
     message = errors_by_path(report)["tests[0].assertions[0].prompt"]
-    assert "'{{ tool_calls }}' is filled by AgentV at run time" in message
+    assert "'{{ trace }}' is filled by AgentV at run time" in message
