@@ -45,7 +45,8 @@ async def test_calls_per_role_are_filled_in_for_results_stored_before_their_colu
     attempts = RoleAttempts(candidate=2, judge=3)
     record = make_record("case-0").model_copy(update={"attempts": attempts})
     assert await store.record_result(run.id, 0, record)
-    assert await store.record_result(run.id, 1, make_record("case-1"))
+    with_nul = make_record("case-1").model_copy(update={"candidate_answer": "a\x00b"})
+    assert await store.record_result(run.id, 1, with_nul)  # JSON's \u0000 in the record
     async with store.engine.begin() as connection:  # back to before 0007, and up again
         await connection.run_sync(_down_and_up, "0006")
     facts = await store.result_facts(run.id)

@@ -31,7 +31,10 @@ def upgrade() -> None:
                 sa.Column(f"{role}_calls", sa.Integer(), nullable=False, server_default="0")
             )
     if op.get_bind().dialect.name == "postgresql":
-        read = "COALESCE(((record::json) -> 'attempts' ->> '{role}')::integer, 0)"
+        # PostgreSQL's json functions refuse a document holding an escaped NUL (an answer
+        # may hold one): turned into \u0001 first, which keeps the JSON valid either way.
+        parsed = "replace(record, '\\u0000', '\\u0001')::json"
+        read = f"COALESCE((({parsed}) -> 'attempts' ->> '{{role}}')::integer, 0)"
     else:
         read = "COALESCE(json_extract(record, '$.attempts.{role}'), 0)"
     assignments = ", ".join(f"{role}_calls = {read.format(role=role)}" for role in ROLES)
