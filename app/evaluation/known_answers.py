@@ -29,18 +29,24 @@ class KnownAnswer:
     latency_ms: float | None = None
 
 
+def candidate_output(record: str) -> str | None:
+    """What a stored record (its JSON) holds besides the answer, for a regrade to grade again.
+
+    JSON ``{turns: [answer or null, ...], file_changes}``; None when the record has neither.
+    """
+    stored = orjson.loads(record)
+    turns, changes = stored.get("turns"), stored.get("file_changes")
+    if turns is None and changes is None:
+        return None
+    answers = [turn.get("candidate_answer") for turn in turns or ()]
+    return orjson.dumps({"turns": answers, "file_changes": changes}).decode()
+
+
 def known_answer(text: str, output: str | None) -> KnownAnswer:
-    """The answer, with ``output``: JSON ``{turns, file_changes}`` of the earlier record."""
+    """The answer, with ``output``: what ``candidate_output`` kept of the earlier record."""
     stored: dict[str, Any] = orjson.loads(output) if output else {}
-    turns = stored.get("turns") or []
-    changes = stored.get("file_changes")
     return KnownAnswer(
         text=text,
-        turns=tuple(_turn_answer(turn) for turn in turns),
-        file_changes=changes if isinstance(changes, str) else None,
+        turns=tuple(stored.get("turns") or ()),
+        file_changes=stored.get("file_changes"),
     )
-
-
-def _turn_answer(turn: Any) -> str | None:
-    answer = turn.get("candidate_answer") if isinstance(turn, dict) else None
-    return answer if isinstance(answer, str) else None

@@ -72,7 +72,7 @@ class StoredCase:
     """JSON of the case and its formatted prompt, as stored (parsed by whoever reads it)."""
     candidate_answer: str | None
     candidate_output: str | None = None
-    """JSON ``{turns, file_changes}`` of a regraded case's earlier record, when it has either."""
+    """What a regraded case's earlier record holds besides the answer (``candidate_output``)."""
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,11 @@ from typing import Any, cast
 
 from sqlalchemy import (
     Table,
-    Text,
+    bindparam,
     delete,
     func,
     insert,
     literal,
-    literal_column,
     or_,
     select,
     true,
@@ -28,6 +27,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import IdempotencyConflict, RunNotFound, RunStateConflict
+from app.evaluation.known_answers import candidate_output
 from app.runs.database import create_engine, migrate
 from app.runs.jobs import count_jobs, delete_run_jobs, enqueue_cases, runs_without_jobs
 from app.runs.models import (
@@ -47,22 +47,9 @@ CASE_INSERT_BATCH = 500
 _INSERT_CASES = insert(cast(Table, CaseRow.__table__))
 """Cases are inserted through the table (Core): the ORM's bulk path cost 0.4 s per 10 000."""
 
-CANDIDATE_OUTPUT = {
-    "postgresql": (
-        "CASE WHEN results.record::json ->> 'turns' IS NULL "
-        "AND results.record::json ->> 'file_changes' IS NULL THEN NULL "
-        "ELSE json_build_object('turns', results.record::json -> 'turns', "
-        "'file_changes', results.record::json -> 'file_changes')::text END"
-    ),
-    "sqlite": (
-        "CASE WHEN json_extract(results.record, '$.turns') IS NULL "
-        "AND json_extract(results.record, '$.file_changes') IS NULL THEN NULL "
-        "ELSE json_object('turns', json(json_extract(results.record, '$.turns')), "
-        "'file_changes', json_extract(results.record, '$.file_changes')) END"
-    ),
-}
-"""By dialect: ``{turns, file_changes}`` of a stored record as JSON text, NULL when it has
-neither (what a regrade copies beside the answer)."""
+OUTPUT_MARKERS = ('"turns":[', '"file_changes":"')
+"""Text every stored record with a conversation's turns or a workspace's changes holds (keys
+of the record's JSON: inside a string value the quotes would be escaped)."""
 
 
 def _run_info(row: RunRow) -> RunInfo:
@@ -199,7 +186,6 @@ class RunStore(RecordsStore):
                 CaseRow.eval_id,
                 CaseRow.definition,
                 ResultRow.candidate_answer,
-                literal_column(CANDIDATE_OUTPUT[self.engine.dialect.name], Text()),
                 true(),
             )
             .join(
@@ -208,11 +194,11 @@ class RunStore(RecordsStore):
             )
             .where(CaseRow.run_id == source_run_id, ResultRow.candidate_answer.is_not(None))
         )
-        columns = ["run_id", "seq", "eval_id", "definition", "candidate_answer"]
-        columns += ["candidate_output", "pending"]
+        columns = ["run_id", "seq", "eval_id", "definition", "candidate_answer", "pending"]
         async with self._writing() as session:
             await self._insert_run(session, run, (), None)
             copied = await session.execute(insert(CaseRow).from_select(columns, answered))
+            await _copy_candidate_outputs(session, source_run_id, run.id)
             total = int(getattr(copied, "rowcount", 0) or 0)
             await session.execute(update(RunRow).where(RunRow.id == run.id).values(total=total))
             if self.job_queue:
@@ -454,3 +440,29 @@ class RunStore(RecordsStore):
         async with self._session() as session:
             flag = await session.scalar(select(RunRow.cancel_requested).where(RunRow.id == run_id))
         return bool(flag)
+
+
+async def _copy_candidate_outputs(session: AsyncSession, source_run_id: str, run_id: str) -> None:
+    """Give a regrade's cases what their earlier records hold besides the answer.
+
+    Only records holding one of ``OUTPUT_MARKERS`` are read (a prefilter: the record's JSON
+    decides), so a regrade of plain answers reads no record.
+    """
+    query = select(ResultRow.case_seq, ResultRow.record).where(
+        ResultRow.run_id == source_run_id,
+        ResultRow.candidate_answer.is_not(None),
+        or_(*(ResultRow.record.contains(marker) for marker in OUTPUT_MARKERS)),
+    )
+    outputs = [
+        {"b_seq": seq, "b_output": output}
+        for seq, record in (await session.execute(query)).all()
+        if (output := candidate_output(record)) is not None
+    ]
+    if outputs:
+        cases = cast(Table, CaseRow.__table__)
+        fill = (
+            update(cases)
+            .where(cases.c.run_id == run_id, cases.c.seq == bindparam("b_seq"))
+            .values(candidate_output=bindparam("b_output"))
+        )
+        await session.execute(fill, outputs)

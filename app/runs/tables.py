@@ -133,7 +133,7 @@ class CaseRow(Base):
     candidate_output: Mapped[str | None] = mapped_column(
         Text,
         nullable=True,
-        doc="JSON {turns, file_changes} of a regraded case's earlier record, when it has either.",
+        doc="JSON {turns: answers, file_changes} of a regraded case's earlier record, if any.",
     )
     pending: Mapped[bool] = mapped_column(Boolean, default=True)
 

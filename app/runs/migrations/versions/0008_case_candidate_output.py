@@ -1,7 +1,7 @@
 """What a regraded case's candidate produced besides its answer: ``cases.candidate_output``.
 
-JSON ``{turns, file_changes}`` copied from the earlier record when it has either (a live
-conversation's turns, a workspace's changes), so that a regrade grades them too.
+JSON ``{turns, file_changes}`` (a live conversation's answers turn by turn, a workspace's
+changes) taken from the earlier record when it has either, so that a regrade grades them too.
 
 Revision ID: 0008
 Revises: 0007
