@@ -24,7 +24,7 @@ NEEDS_BY_FAMILY = {
 NEEDS = {
     "field_accuracy": "a JSON answer and the case's expected output",
     "latency": "the candidate call's time (always recorded)",
-    "cost": "a target that reports cost (`cost_usd`)",
+    "cost": "a target that reports cost (`cost_usd`) or has `pricing`",
     "execution_metrics": "tokens and time (always recorded); tool and model calls, cost as "
     "the target reports them",
     "tool_trajectory": "a target that reports tool calls (mock `tool_calls`, a CLI agent's JSON)",

@@ -38,7 +38,7 @@ from app.providers.preview import ProviderPreview
 from app.providers.retry import RetryPolicy, Sleep, call_with_retries
 from app.providers.structured import Negotiation, StructuredOutputState, is_refusal
 from app.settings import Settings
-from app.settings.targets import CliTarget, StructuredForm, TargetConfig
+from app.settings.targets import CliTarget, Pricing, StructuredForm, TargetConfig
 from app.time_limits import time_limit
 
 CLI_TIMEOUT_GRACE_SECONDS = 5.0
@@ -73,6 +73,9 @@ class TargetDescription(BaseModel):
     )
     retries: dict[CallRole, RetryLimits] = Field(
         description="Per role: attempts, retry budget and time limits of one call."
+    )
+    pricing: Pricing | None = Field(
+        None, description="US dollars per million tokens, when the target sets prices."
     )
 
 
@@ -171,7 +174,7 @@ class TargetRuntime:
         try:
             async with time_limit(deadline):
                 reply = await self._negotiated(self._for_role(request), log)
-                return log.succeeded(self._without_secrets(reply))
+                return log.succeeded(self._priced(self._without_secrets(reply)))
         except TimeoutError:
             outcome = ProviderTimeout.slug
             timeout = ProviderTimeout(
@@ -191,6 +194,16 @@ class TargetRuntime:
         finally:
             seconds = time.perf_counter() - started
             self._observer.record_provider_call(self.name, role, outcome, seconds)
+
+    def _priced(self, reply: ProviderResponse) -> ProviderResponse:
+        """The reply with its cost from the target's ``pricing`` when it reports none."""
+        pricing, usage = self.config.pricing, reply.usage
+        if pricing is None or reply.cost_usd is not None:
+            return reply
+        if usage.input_tokens is None and usage.output_tokens is None:
+            return reply  # nothing to price: the cost stays unknown
+        cost = pricing.cost(usage.input_tokens or 0, usage.output_tokens or 0)
+        return reply.model_copy(update={"cost_usd": cost})
 
     def _without_secrets(self, reply: ProviderResponse) -> ProviderResponse:
         """The reply with every configured secret removed: a provider may echo a key."""
@@ -318,6 +331,7 @@ class TargetRuntime:
                 )
                 for role, policy in self.policies.items()
             },
+            pricing=config.pricing,
         )
 
     async def aclose(self) -> None:

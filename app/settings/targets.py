@@ -68,6 +68,27 @@ def _choices(*names: str) -> AliasChoices:
     return AliasChoices(*names)
 
 
+class Pricing(BaseModel):
+    """What a target's tokens cost, in US dollars per million tokens.
+
+    A call whose target reports no cost of its own costs its input tokens at
+    ``input_per_million`` and its output tokens at ``output_per_million``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    input_per_million: float = Field(
+        ge=0, validation_alias=_choices("input_per_million", "inputPerMillion")
+    )
+    output_per_million: float = Field(
+        ge=0, validation_alias=_choices("output_per_million", "outputPerMillion")
+    )
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        """US dollars for these tokens."""
+        spent = input_tokens * self.input_per_million + output_tokens * self.output_per_million
+        return spent / 1_000_000
+
+
 class TargetBase(BaseModel):
     """Keys every target accepts."""
 
@@ -101,6 +122,13 @@ class TargetBase(BaseModel):
     )
     judge_timeout_seconds: float | None = Field(
         None, gt=0, validation_alias=_choices("judge_timeout_seconds", "judgeTimeoutSeconds")
+    )
+    pricing: Pricing | None = Field(
+        None,
+        description=(
+            "US dollars per million input and output tokens: the cost of a call whose target "
+            "reports none of its own."
+        ),
     )
     _secret_values: tuple[str, ...] = PrivateAttr(default=())
 
