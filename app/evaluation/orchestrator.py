@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
+from app.evaluation.budget import Spending
 from app.evaluation.context import CallLedger, CaseContext, RecordedTarget, ResponseCache
 from app.evaluation.conversations import (
     GradedTurn,
@@ -381,20 +382,31 @@ async def _run_evaluators(
     return [task.result() for task in tasks]
 
 
+def not_run(case: EvalCase, plan: RunPlan, error: str) -> ResultRecord:
+    """The record of a case that was not run, saying why."""
+    return _CaseState(case=case, plan=plan).record(error=error)
+
+
 async def run_cases(
     cases: Sequence[FormattedCase], plan: RunPlan, context: CaseContext, on_result: OnResult
 ) -> None:
-    """Run every case, at most ``plan.max_concurrency`` at once.
+    """Run every case, at most ``plan.max_concurrency`` at once, within ``plan.budget_usd``.
 
     Each record goes to ``on_result`` as soon as its case finishes (not in suite order).
     Cancelling this coroutine cancels every running case and waits for them; an exception
     from ``on_result`` cancels the other cases and propagates.
     """
     slots = asyncio.Semaphore(plan.max_concurrency)
+    spending = Spending(plan.budget_usd) if plan.budget_usd is not None else None
 
     async def run_one(case: FormattedCase) -> None:
         async with slots:
-            record = await evaluate_case(case, plan, context)
+            if spending is not None and spending.exhausted():
+                record = not_run(case.case, plan, spending.refusal())
+            else:
+                record = await evaluate_case(case, plan, context)
+                if spending is not None:
+                    spending.add(record)
         await on_result(record)
 
     async with asyncio.TaskGroup() as group:

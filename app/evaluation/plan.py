@@ -34,6 +34,8 @@ class RunPlan:
         candidate_options: Sampling options of every candidate call (``/v1`` runs'
             ``sampling_params``); unset ones are the target's.
         workspace: The suite's agent workspace: each case works in a fresh copy of it.
+        budget_usd: The suite's cost budget: once the run's finished cases cost this much, no
+            more of its cases start (those not started are recorded as not run).
     """
 
     target: str
@@ -49,6 +51,7 @@ class RunPlan:
     trials: Trials = field(default_factory=Trials)
     candidate_options: ModelOptions = field(default_factory=ModelOptions)
     workspace: Workspace | None = None
+    budget_usd: float | None = None
 
 
 def build_run_plan(
@@ -86,6 +89,7 @@ def build_run_plan(
         case_timeout_seconds=case_timeout_seconds,
         trials=suite.trials,
         workspace=suite.workspace,
+        budget_usd=suite.budget_usd,
     )
 
 

@@ -49,6 +49,11 @@ class RoleCost(BaseModel):
     candidate: float | None = None
     judge: float | None = None
 
+    def total(self) -> float | None:
+        """Every role's cost together (None when no call reported or was priced)."""
+        known = [spent for spent in (self.candidate, self.judge) if spent is not None]
+        return sum(known) if known else None
+
 
 class RoleAttempts(BaseModel):
     """Requests actually sent per role: retries, fallbacks and judge re-asks included."""

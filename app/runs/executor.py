@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
 from typing import Any, Protocol
 
 from app.errors import RunNotFound
+from app.evaluation.budget import Spending
 from app.evaluation.known_answers import known_answer
+from app.evaluation.orchestrator import not_run
 from app.evaluation.prepared import PreparedRun
 from app.evaluation.records import ResultRecord
 from app.observability.logging import bind_log_context
@@ -30,6 +33,8 @@ logger = logging.getLogger("app.runs.executor")
 PENDING_BATCH = 100
 LOAD_BATCH = 200
 PREPARED_RUNS_KEPT = 64
+SPENDING_REFRESH_SECONDS = 1.0
+"""How old a run's spending read from the store may be before a case reads it again."""
 
 
 RunPreparer = Callable[[dict[str, Any]], Awaitable[PreparedRun]]
@@ -136,6 +141,7 @@ class InProcessExecutor:
         self._prepare = prepare
         self._run_slots = run_slots
         self._prepared: dict[str, asyncio.Future[PreparedRun]] = {}
+        self._spending: dict[str, tuple[Spending, float]] = {}
         self._loader = CaseLoader(store)
 
     async def _prepared_run(self, run_id: str) -> PreparedRun:
@@ -157,6 +163,23 @@ class InProcessExecutor:
     def forget(self, run_id: str) -> None:
         """Drop what is kept of a finished run."""
         self._prepared.pop(run_id, None)
+        self._spending.pop(run_id, None)
+
+    async def _spending_of(self, run_id: str, limit: float) -> Spending:
+        """What the run has spent, as far as this process knows.
+
+        Its stored results' cost, read again every ``SPENDING_REFRESH_SECONDS`` (other
+        processes store results too), plus what this process finished since.
+        """
+        kept = self._spending.get(run_id)
+        now = time.monotonic()
+        if kept is not None and now - kept[1] < SPENDING_REFRESH_SECONDS:
+            return kept[0]
+        spending = Spending(limit, await self._store.run_spending(run_id))
+        self._spending[run_id] = (spending, now)
+        if len(self._spending) > PREPARED_RUNS_KEPT:  # runs other workers finished
+            self._spending.pop(next(iter(self._spending)))
+        return spending
 
     async def aclose(self) -> None:
         """Wait for the reads its cancelled callers left running (before the store closes).
@@ -245,7 +268,14 @@ class InProcessExecutor:
                 known = None
                 if case.candidate_answer is not None:
                     known = known_answer(case.candidate_answer, case.candidate_output)
-                record = await prepared.evaluate(formatted, known=known)
+                budget = prepared.plan.budget_usd
+                spending = None if budget is None else await self._spending_of(run_id, budget)
+                if spending is not None and spending.exhausted():
+                    record = not_run(formatted.case, prepared.plan, spending.refusal())
+                else:
+                    record = await prepared.evaluate(formatted, known=known)
+                    if spending is not None:
+                        spending.add(record)
             except Exception as exc:
                 # A defect, not a case failure (those come back as records): keep the run going.
                 logger.exception("case %s of run %s failed unexpectedly", case.eval_id, run_id)

@@ -32,9 +32,9 @@ WITH run AS (
 ), given AS (
     SELECT * FROM unnest($2::integer[], $3::text[], $4::text[], $5::float8[], $6::integer[],
         $7::integer[], $8::integer[], $9::integer[], $10::integer[], $11::integer[],
-        $12::text[], $13::text[], $14::text[], $15::timestamptz[])
+        $12::text[], $13::text[], $14::text[], $15::timestamptz[], $16::float8[])
         AS g(seq, eval_id, status, score, candidate_in, candidate_out, judge_in, judge_out,
-            candidate_calls, judge_calls, answer, record, graders, created_at)
+            candidate_calls, judge_calls, answer, record, graders, created_at, cost_usd)
 ), fresh AS (
     SELECT given.*, row_number() OVER (ORDER BY given.seq) AS n
     FROM given JOIN marked USING (seq)
@@ -47,9 +47,9 @@ WITH run AS (
 ), stored AS (
     INSERT INTO results (run_id, case_seq, eval_id, status, score, candidate_input_tokens,
         candidate_output_tokens, judge_input_tokens, judge_output_tokens, candidate_calls,
-        judge_calls, candidate_answer, record, graders, created_at)
+        judge_calls, candidate_answer, record, graders, created_at, cost_usd)
     SELECT $1, seq, eval_id, status, score, candidate_in, candidate_out, judge_in, judge_out,
-        candidate_calls, judge_calls, answer, record, graders, created_at FROM fresh
+        candidate_calls, judge_calls, answer, record, graders, created_at, cost_usd FROM fresh
 ), logged AS (
     INSERT INTO events (run_id, seq, type, data)
     SELECT $1, c.first_event + 2 * f.n - 1, 'case_completed', f.record
@@ -98,6 +98,7 @@ async def store_run_results(
                 values["record"],
                 values["graders"],
                 values["created_at"],
+                values["cost_usd"],
             )
             for values in results
         ),

@@ -61,6 +61,7 @@ def _result_values(run_id: str, seq: int, record: ResultRecord) -> dict[str, Any
         "record": record.model_dump_json(by_alias=True),
         "graders": graders_column(record),
         "created_at": utc_now(),
+        "cost_usd": record.cost_usd.total(),
     }
 
 
@@ -103,6 +104,14 @@ class RecordsStore(StoreBase):
         )
         async with self._session() as session:
             return [_stored_case(row) for row in (await session.execute(query)).all()]
+
+    async def run_spending(self, run_id: str) -> float:
+        """What the run's stored results cost together, in US dollars (unknown costs: 0)."""
+        query = select(func.coalesce(func.sum(RESULTS.c.cost_usd), 0.0)).where(
+            RESULTS.c.run_id == run_id
+        )
+        async with self._session() as session:
+            return float((await session.execute(query)).scalar_one())
 
     async def load_cases(self, keys: Sequence[tuple[str, int]]) -> list[StoredCase]:
         """The stored cases at these ``(run id, case number)`` positions (one query)."""

@@ -66,6 +66,7 @@ def build_run_spec(run: PreparedRun) -> RunSpec:
             "trials": plan.trials.model_dump(),
             # Only when set, so that stored specs of runs without one stay as they were.
             **({"workspace": plan.workspace.model_dump()} if plan.workspace else {}),
+            **({"budget_usd": plan.budget_usd} if plan.budget_usd is not None else {}),
         },
         files=dict(run.files),
         plan=PlanSpec(
@@ -145,6 +146,7 @@ def prepare_stored_run(
         trials=suite.trials,
         candidate_options=stored.candidate_options or ModelOptions(),
         workspace=suite.workspace,
+        budget_usd=suite.budget_usd,
     )
     context = CaseContext(
         providers=providers,

@@ -166,6 +166,9 @@ class ResultRow(Base):
     graders: Mapped[str | None] = mapped_column(
         Text, nullable=True, doc="JSON of [name, type, passed, score] per grader (summaries)."
     )
+    cost_usd: Mapped[float | None] = mapped_column(
+        Float, nullable=True, doc="What the case's calls cost (every role), when known."
+    )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (

@@ -42,14 +42,13 @@ SUITE_KEYS = frozenset(
     {"$schema", "description", "dataset", "target", "evaluator", "execution", "thresholds"}
     | {"repeat", "trials"}
     | {"guideline_patterns", "assertions", "assert", "input", "input_files", "vars", "imports"}
-    | {"workspace"}
+    | {"workspace", "budget_usd"}
     | {*CASE_LIST_KEYS, *METADATA_KEYS}
 )
 SUITE_REFUSED = {
     "environment": "it needs an agent environment, which this service does not set up",
     "docker": "it needs a Docker workspace, which this service does not set up",
     "preprocessors": "content preprocessors (programs run on answers) are not supported yet",
-    "budget_usd": "run cost budgets are not supported yet",
     "experiment": "experiment settings are not supported yet",
     "prompts": "it belongs to the prompts/providers/vars layout, not read with an evalcases list",
     "providers": "it belongs to the prompts/providers/vars layout: name the target with 'target'",
@@ -86,6 +85,16 @@ def read_agentv(document: Mapping[str, Any], sources: Sources, findings: Finding
         return SuiteCheck(suite=None, dialect=dialect)
     suite = EvalSuite(cases=tuple(cases), **fields)
     return SuiteCheck(suite=suite, dialect=dialect, origins=origins)
+
+
+def _budget(value: Any, findings: Findings) -> float | None:
+    """``budget_usd``: a positive number of US dollars (None when not given or wrong)."""
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    findings.error(("budget_usd",), f"must be a positive number of US dollars, not {value!r}")
+    return None
 
 
 def _refuse_environment(value: Any, path: DocumentPath, findings: Findings) -> None:
@@ -137,6 +146,14 @@ def _suite_fields(
     trials = read_trials(document.get(key), (key,), findings)
     if trials is not None:
         fields["trials"] = trials
+    budget = document.get("budget_usd")
+    if budget is not None:
+        if isinstance(budget, int | float) and not isinstance(budget, bool) and budget > 0:
+            fields["budget_usd"] = float(budget)
+        else:
+            findings.error(
+                ("budget_usd",), f"must be a positive number of US dollars, not {budget!r}"
+            )
     verdicts = thresholds(document.get("thresholds"), ("thresholds",), findings)
     if verdicts is not None:
         fields["thresholds"] = verdicts

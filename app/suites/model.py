@@ -194,6 +194,9 @@ class EvalSuite(BaseModel):
     cases: tuple[EvalCase, ...]
     metadata: dict[str, Any] = Field(default_factory=dict)
     workspace: Workspace | None = None
+    budget_usd: float | None = Field(
+        None, gt=0, description="Cost in US dollars after which the run starts no more cases."
+    )
     source_dir: str | None = Field(
         None, description="Folder of the suite file inside a workspace root, if named by path."
     )

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy.engine import Connection
 
-from app.evaluation.records import RoleAttempts
+from app.evaluation.records import RoleAttempts, RoleCost
 from app.runs.database import alembic_config
 from app.runs.store import RunStore
 from app.runs.tables import Base
@@ -38,12 +39,13 @@ def _down_and_up(connection: Connection, revision: str) -> None:
     command.upgrade(config, "head")
 
 
-async def test_calls_per_role_are_filled_in_for_results_stored_before_their_columns(
+async def test_calls_and_costs_are_filled_in_for_results_stored_before_their_columns(
     store: RunStore,
 ) -> None:
     run, _ = await store.create_run(make_new_run(), make_cases(2))
     attempts = RoleAttempts(candidate=2, judge=3)
-    record = make_record("case-0").model_copy(update={"attempts": attempts})
+    cost = RoleCost(candidate=0.25, judge=0.05)
+    record = make_record("case-0").model_copy(update={"attempts": attempts, "cost_usd": cost})
     assert await store.record_result(run.id, 0, record)
     with_nul = make_record("case-1").model_copy(update={"candidate_answer": "a\x00b"})
     assert await store.record_result(run.id, 1, with_nul)  # JSON's \u0000 in the record
@@ -51,3 +53,4 @@ async def test_calls_per_role_are_filled_in_for_results_stored_before_their_colu
         await connection.run_sync(_down_and_up, "0006")
     facts = await store.result_facts(run.id)
     assert (facts.candidate_calls, facts.judge_calls) == (2, 3)
+    assert await store.run_spending(run.id) == pytest.approx(0.3)  # 0009 filled in the costs

@@ -28,6 +28,8 @@ async def test_every_sample_eval_file_loads_or_is_refused_by_name_and_drops_no_g
     "relative",
     [
         "2026-07-01/examples/features/default-graders/evals/dataset.eval.yaml",
+        "2026-07-01/examples/features/trials/evals/dataset.eval.yaml",
+        "2026-07-01/examples/features/multi-turn-conversation-live/evals/dataset.eval.yaml",
         "2026-07-01/examples/features/suite-level-input/evals/dataset.eval.yaml",
         "2026-07-01/examples/features/test-vars-templating/evals/dataset.eval.yaml",
         "2026-07-01/examples/features/external-datasets/evals/dataset.eval.yaml",

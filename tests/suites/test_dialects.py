@@ -270,7 +270,6 @@ async def test_an_expected_message_needs_content_or_tool_calls() -> None:
         ({"environment": {"image": "x"}}, "environment", "agent environment"),
         ({"preprocessors": []}, "preprocessors", "preprocessors"),
         ({"target": {"provider": "openai"}}, "target", "an inline target definition"),
-        ({"budget_usd": 1}, "budget_usd", "cost budgets"),
     ],
 )
 async def test_2026_constructs_that_cannot_run_here_are_refused_by_name(
