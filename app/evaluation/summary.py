@@ -58,10 +58,16 @@ class GraderStats(BaseModel):
 
 
 def grader_facts(record: ResultRecord) -> list[GraderFact]:
-    """The top-level graders' outcomes of a record (composites count as one grader)."""
+    """The top-level graders' outcomes of a record (composites count as one grader).
+
+    A live conversation's turns' graders count too, each named ``turn N: name``.
+    """
+    named = [(result.name, result) for result in record.evaluator_results]
+    for turn in record.turns or ():
+        named += [(f"turn {turn.turn}: {result.name}", result) for result in turn.evaluator_results]
     return [
-        (result.name, result.type, result.passed if result.status == "ok" else None, result.score)
-        for result in record.evaluator_results
+        (name, result.type, result.passed if result.status == "ok" else None, result.score)
+        for name, result in named
     ]
 
 

@@ -169,6 +169,9 @@ async def test_a_durable_run_stores_the_turns_shows_them_and_a_regrade_grades_th
         run = await wait_for_run(client, created.json()["id"])
         (record,) = (await client.get(f"/runs/{run['id']}/results")).json()["results"]
         page = (await client.get(f"/ui/fragments/runs/{run['id']}/cases/0")).text
+        fragment = f"/ui/fragments/runs/{run['id']}"
+        missed_2 = (await client.get(fragment, params={"missed": "turn 2: contains"})).text
+        missed_1 = (await client.get(fragment, params={"missed": "turn 1: contains"})).text
         asked = len([r for r in fake_llm.requests if not judged(r)])
         regrade = await client.post(f"/runs/{run['id']}/regrade")
         assert regrade.status_code == 202, regrade.text
@@ -176,6 +179,10 @@ async def test_a_durable_run_stores_the_turns_shows_them_and_a_regrade_grades_th
         (regraded,) = (await client.get(f"/runs/{again['id']}/results")).json()["results"]
 
     assert run["status"] == "completed", run
+    graders = run["summary"]["graders"]  # each turn's graders count in the summary
+    assert (graders["turn 1: contains"]["passed"], graders["turn 2: contains"]["failed"]) == (1, 1)
+    assert '<span class="muted" id="shown">1 of 1 shown' in missed_2  # the viewer's filter
+    assert '<span class="muted" id="shown">0 of 1 shown' in missed_1
     answers = [t["candidate_answer"] for t in record["turns"]]
     assert answers == ["alpha one", "beta two", "gamma three"]
     assert page.count('class="card live-turn"') == 3

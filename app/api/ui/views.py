@@ -82,12 +82,23 @@ def cost_totals(records: Iterable[dict[str, Any]]) -> dict[str, float | None]:
     return totals
 
 
+def grader_results(record: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A record's graders' results by name; a live conversation's turns' as ``turn N: name``."""
+    named = [(str(result.get("name")), result) for result in record.get("evaluator_results") or []]
+    for turn in record.get("turns") or []:
+        named += [
+            (f"turn {turn.get('turn')}: {result.get('name')}", result)
+            for result in turn.get("evaluator_results") or []
+        ]
+    return named
+
+
 def grader_rates(records: Iterable[dict[str, Any]]) -> list[GraderRate]:
     """Per grader (by name, in first-seen order): cases it passed out of those it graded."""
     counts: dict[str, list[int]] = {}
     for record in records:
-        for result in record.get("evaluator_results") or []:
-            tally = counts.setdefault(str(result.get("name")), [0, 0])
+        for name, result in grader_results(record):
+            tally = counts.setdefault(name, [0, 0])
             if result.get("verdict") is not None:
                 tally[1] += 1
                 tally[0] += result.get("verdict") == "pass"
@@ -159,8 +170,8 @@ def case_row(row: NumberedRecord) -> CaseRow:
     """The table line of one record."""
     record = row.record
     missed = tuple(
-        str(result.get("name"))
-        for result in record.get("evaluator_results") or []
+        name
+        for name, result in grader_results(record)
         if result.get("verdict") and result.get("verdict") != "pass"
     )
     return CaseRow(
