@@ -6,6 +6,9 @@ the last user message; every request it got is checked against the record.
 
 from __future__ import annotations
 
+import json
+import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +197,45 @@ async def test_a_durable_run_stores_the_turns_shows_them_and_a_regrade_grades_th
     assert [t["question"] for t in regraded["turns"]] == [t["question"] for t in record["turns"]]
     assert [t["status"] for t in regraded["turns"]] == [t["status"] for t in record["turns"]]
     assert regraded["score"] == record["score"]
+
+
+AGENT = """\
+import json, sys
+prompt = open(sys.argv[1], encoding="utf-8").read()
+with open(sys.argv[3], "a", encoding="utf-8") as log:
+    log.write(json.dumps(prompt) + "\\n")
+with open(sys.argv[2], "w", encoding="utf-8") as out:
+    out.write(f"ack {prompt.count('@[User]:')}")
+"""
+
+
+async def test_an_agent_target_gets_each_turn_as_the_marked_question(
+    tmp_path: Path, make_client: ClientFactory
+) -> None:
+    script, log = tmp_path / "agent.py", tmp_path / "prompts.jsonl"
+    script.write_text(AGENT, encoding="utf-8")
+    command = (
+        " ".join(shlex.quote(part) for part in (sys.executable, str(script), "{PROMPT_FILE}"))
+        + f" {{OUTPUT_FILE}} {shlex.quote(str(log))}"
+    )
+    agent = {"name": "agent", "provider": "cli", "command_template": command}
+    settings = Settings.model_validate(
+        {"data_dir": tmp_path / "data", "targets": [agent], "sample_run": False}
+    )
+    contains = [{"type": "contains", "value": "ack"}]
+    suite = {"tests": [{"id": "chat", "mode": "conversation",
+                        "input": [{"role": "system", "content": "Be terse."}],
+                        "turns": [{"input": "first", "assertions": contains},
+                                  {"input": "second", "assertions": contains}]}]}  # fmt: skip
+    async with make_client(settings) as client:
+        response = await client.post("/evaluate", json={"suite": suite, "target": "agent"})
+    assert response.status_code == 200, response.text
+    (record,) = response.json()["results"]
+
+    prompts = [json.loads(line) for line in log.read_text().splitlines()]
+    assert prompts == [t["question"] for t in record["turns"]]
+    assert prompts[1] == (
+        "@[System]:\nBe terse.\n\n@[User]:\nfirst\n\n@[Assistant]:\nack 1\n\n@[User]:\nsecond"
+    )
+    assert [t["candidate_answer"] for t in record["turns"]] == ["ack 1", "ack 2"]
+    assert record["status"] == "passed"
