@@ -23,6 +23,7 @@ from app.api.problems import install_problem_handlers
 from app.api.request_context import install_observability
 from app.api.ui.routes import install_ui
 from app.heap import freeze_startup_heap
+from app.runs.rate_buckets import DatabaseRateBuckets
 from app.services.container import build_services
 from app.settings import Settings, load_settings, with_targets_file
 
@@ -50,6 +51,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = await build_services(settings, metrics)
         app.state.services = services
+        if services.store.job_queue:  # PostgreSQL: every replica shares the request rates
+            app.state.rate_limiter.share(DatabaseRateBuckets(services.store.engine))
         freeze_startup_heap()
         try:
             yield

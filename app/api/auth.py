@@ -159,7 +159,7 @@ class AccessControl:
             return
         try:
             caller = self._authenticate(scope)
-            self.limiter.check(caller.id or f"client:{_client_host(scope)}")
+            await self.limiter.check(caller.id or f"client:{_client_host(scope)}")
         except ServiceError as error:
             await send_problem(scope, send, error)
             return
@@ -212,10 +212,11 @@ def install_access_control(app: FastAPI, settings: Settings) -> None:
     CORS sits outside authentication so that browsers' preflight requests (which carry no
     key) are answered, and refusals still carry the CORS headers a browser needs to read them.
     """
+    app.state.rate_limiter = RequestRateLimiter(settings.rate_limit_per_minute)
     app.add_middleware(
         AccessControl,
         keys=ApiKeys.from_settings(settings),
-        limiter=RequestRateLimiter(settings.rate_limit_per_minute),
+        limiter=app.state.rate_limiter,
         public=public_paths(settings),
     )
     if settings.cors_origins:

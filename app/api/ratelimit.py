@@ -1,11 +1,14 @@
-"""Per-key limits: a request rate (token bucket in memory) and runs in flight.
+"""Per-key limits: a request rate (a token bucket per key) and runs in flight.
 
-The buckets live in the process: with several replicas each enforces the rate on its own,
-so the effective limit is the per-replica rate times the replicas behind the balancer.
+The buckets live in the process, or, once ``share`` gives the limiter shared buckets (the
+database's, on PostgreSQL), there: then every replica takes from the same bucket and a key's
+rate holds for the whole fleet. Should the shared buckets fail, the process's own stand in
+(logged), so a database hiccup does not refuse every request.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections import OrderedDict
@@ -16,8 +19,17 @@ from typing import Protocol
 from app.errors import TooManyRequests
 from app.settings import Settings
 
+logger = logging.getLogger("app.api.ratelimit")
+
 RUN_CAPACITY_RETRY_AFTER_SECONDS = 30
 MAX_TRACKED_KEYS = 10_000
+
+
+class SharedBuckets(Protocol):
+    """Token buckets every replica shares."""
+
+    async def take(self, key: str, capacity: float, refill_per_second: float) -> float:
+        """Take one of ``key``'s tokens: 0, or the seconds until one is available."""
 
 
 class HasCallerId(Protocol):
@@ -49,6 +61,11 @@ class RequestRateLimiter:
         self._clock = clock
         self._max_keys = max_keys
         self._buckets: OrderedDict[str, _Bucket] = OrderedDict()
+        self._shared: SharedBuckets | None = None
+
+    def share(self, buckets: SharedBuckets) -> None:
+        """Take tokens from ``buckets`` from now on (the process's own stand in on failure)."""
+        self._shared = buckets
 
     @property
     def enabled(self) -> bool:
@@ -77,13 +94,15 @@ class RequestRateLimiter:
             return 0.0
         return (1 - bucket.tokens) / self.refill_per_second
 
-    def check(self, key: str) -> None:
+    async def check(self, key: str) -> None:
         """Spend one token, or refuse with 429 and ``Retry-After``.
 
         Raises:
             TooManyRequests: the key has used up its rate for now.
         """
-        wait = self.take(key)
+        if not self.enabled:
+            return
+        wait = await self._take_shared(key) if self._shared is not None else self.take(key)
         if wait > 0:
             per_minute = int(self.capacity)
             raise TooManyRequests(
@@ -91,6 +110,14 @@ class RequestRateLimiter:
                 title="Request rate limit exceeded",
                 headers={"Retry-After": str(max(1, math.ceil(wait)))},
             )
+
+    async def _take_shared(self, key: str) -> float:
+        assert self._shared is not None
+        try:
+            return await self._shared.take(key, self.capacity, self.refill_per_second)
+        except Exception:  # the database is unreachable: this process's bucket stands in
+            logger.warning("shared rate buckets failed; using this process's", exc_info=True)
+            return self.take(key)
 
 
 def ensure_run_capacity(caller: HasCallerId, in_flight: int, settings: Settings) -> None:

@@ -199,6 +199,17 @@ class IdempotencyKeyRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class RateBucketRow(Base):
+    """A caller's request-rate bucket, shared by every replica on PostgreSQL."""
+
+    __tablename__ = "rate_buckets"
+
+    key: Mapped[str] = mapped_column(String(300), primary_key=True)
+    tokens: Mapped[float] = mapped_column(Float)
+    granted: Mapped[bool] = mapped_column(Boolean, doc="Whether the last request got a token.")
+    updated: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class CachedResponseRow(Base):
     """A provider reply stored under the hash of the exact request that produced it."""
 

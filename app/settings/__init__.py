@@ -236,7 +236,8 @@ class Settings(BaseSettings):
         0,
         ge=0,
         description=(
-            "Requests per minute per API key (per client address without keys); 0: no limit."
+            "Requests per minute per API key (per client address without keys), for every "
+            "replica together on PostgreSQL; 0: no limit."
         ),
     )
     max_runs_in_flight_per_key: int = Field(

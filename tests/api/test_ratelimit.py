@@ -11,8 +11,9 @@ import pytest
 
 from app.api.ratelimit import RequestRateLimiter, ensure_run_capacity
 from app.errors import TooManyRequests
+from app.main import create_app
 from app.settings import Settings
-from tests.conftest import ClientFactory
+from tests.conftest import ClientFactory, started
 
 KEY_A = "key-a-0123456789"
 KEY_B = "key-b-9876543210"
@@ -111,3 +112,51 @@ def test_run_capacity_refuses_at_the_per_key_limit(
         ensure_run_capacity(caller, in_flight, settings)
     assert raised.value.title == "Too many runs in flight"
     assert int(raised.value.headers["Retry-After"]) > 0
+
+
+async def test_replicas_on_one_postgresql_share_a_keys_rate(
+    tmp_path: Path, database_url: str
+) -> None:
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        database_url=database_url,
+        api_keys=[KEY_A, KEY_B],
+        rate_limit_per_minute=3,
+        sample_run=False,
+    )
+    first, second = create_app(settings), create_app(settings)
+    statuses = []
+    async with started(first), started(second):
+        clients = [
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://replica")
+            for app in (first, second)
+        ]
+        for turn in range(4):  # the balancer sends the key's requests to each in turn
+            response = await clients[turn % 2].get(
+                "/targets", headers={"Authorization": f"Bearer {KEY_A}"}
+            )
+            statuses.append(response.status_code)
+        other = await clients[1].get("/targets", headers={"Authorization": f"Bearer {KEY_B}"})
+        for client in clients:
+            await client.aclose()
+
+    if database_url.startswith("sqlite"):
+        assert statuses == [200, 200, 200, 200]  # one process's buckets: each replica its own
+    else:
+        assert statuses == [200, 200, 200, 429]  # three a minute across the fleet
+        assert 1 <= int(response.headers["retry-after"]) <= 20
+    assert other.status_code == 200
+
+
+class BrokenBuckets:
+    async def take(self, key: str, capacity: float, refill_per_second: float) -> float:
+        raise ConnectionRefusedError("the database is down")
+
+
+async def test_when_the_shared_buckets_fail_the_processs_own_stand_in() -> None:
+    limiter = RequestRateLimiter(1, clock=FakeClock())
+    limiter.share(BrokenBuckets())
+
+    await limiter.check("a")
+    with pytest.raises(TooManyRequests):
+        await limiter.check("a")
