@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.evaluation.records import ResultRecord
 from app.evaluation.summary import RunSummary
 from app.schemas.suite_examples import CUSTOMER_SUPPORT_SUITE, QUICK_SUITE, REFUND_POLICY
+from app.schemas.suites import ENV_DESCRIPTION, MAX_ENV_VALUES
 
 
 class EvaluateRequest(BaseModel):
@@ -25,6 +26,9 @@ class EvaluateRequest(BaseModel):
     files: dict[str, str] = Field(
         default_factory=dict,
         description="Inline file contents, keyed by the path the cases use; checked first.",
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict, max_length=MAX_ENV_VALUES, description=ENV_DESCRIPTION
     )
     target: str | None = Field(
         None, description="Candidate target (default: the suite's `target`, else `default`)."

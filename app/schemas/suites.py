@@ -10,6 +10,14 @@ from app.errors import FieldError
 from app.formatting.messages import ChatMessage
 from app.suites.reading import Dialect
 
+MAX_ENV_VALUES = 200
+ENV_DESCRIPTION = (
+    "Values of the suite's `${{ NAME }}` references (AgentV 2026 and prompts/providers/vars "
+    "files), by name. The service never reads its own environment for a suite; a reference "
+    "not given here is an error naming it. The values become part of the suite (prompts, "
+    "records): not for secrets."
+)
+
 
 class ValidateRequest(BaseModel):
     """A suite to check, and the files its cases reference."""
@@ -24,6 +32,9 @@ class ValidateRequest(BaseModel):
     files: dict[str, str] = Field(
         default_factory=dict,
         description="Inline file contents, keyed by the path the cases use; checked first.",
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict, max_length=MAX_ENV_VALUES, description=ENV_DESCRIPTION
     )
     case_ids: list[str] | None = Field(
         None, description="Check only these cases (all when absent)."

@@ -43,6 +43,7 @@ async def prepare_run(
         case_ids=request.case_ids,
         allow_missing_files=request.allow_missing_files,
         code_graders=settings.code_graders,
+        env=request.env,
     )
     if report.suite is None or report.errors:
         raise suite_error(report.errors)

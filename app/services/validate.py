@@ -23,6 +23,7 @@ async def validate_suite(
         case_ids=request.case_ids,
         allow_missing_files=request.allow_missing_files,
         code_graders=settings.code_graders,
+        env=request.env,
     )
     return ValidateResponse(
         valid=report.valid,

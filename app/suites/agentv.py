@@ -4,15 +4,14 @@ One reader serves both generations because real files mix them (a 2026 ``tests``
 2025 ``evaluators``); the dialect reported is the generation of the case list. 2026 adds
 ``name``/``tags``/``metadata`` (kept as metadata), suite-level ``assertions`` (appended
 to every case's graders), suite ``input``/``input_files`` (prepended to every case),
-``vars``, case sources (``tests: path``, ``file://`` items, ``imports``) and ``${{ VAR }}``
-environment interpolation, which is refused: a suite never reads the service's
-environment. ``workspace`` is read by ``workspaces``. Constructs of features not built yet
-are refused, one error each, naming them.
+``vars`` and case sources (``tests: path``, ``file://`` items, ``imports``); its
+``${{ VAR }}`` references are filled before (``environment``). ``workspace`` is read by
+``workspaces``. Constructs of features not built yet are refused, one error each, naming
+them.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -55,7 +54,6 @@ SUITE_REFUSED = {
     "defaultTest": "it belongs to the prompts/providers/vars layout, not read with evalcases",
     "default_test": "it belongs to the prompts/providers/vars layout, not read with evalcases",
 }
-_ENV = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
 def dialect_of(document: Mapping[str, Any]) -> Dialect:
@@ -74,8 +72,6 @@ def read_agentv(document: Mapping[str, Any], sources: Sources, findings: Finding
     for key, why in SUITE_REFUSED.items():
         if key in document:
             refuse(findings, (key,), f"'{key}'", why)
-    if templates:
-        _refuse_environment(document, (), findings)
     fields = _suite_fields(document, sources, findings)
     defaults = _defaults(document, fields.get("target"), templates, findings)
     defaults.texts, defaults.sibling_prompt = sources.texts, sources.sibling_prompt
@@ -95,29 +91,6 @@ def _budget(value: Any, findings: Findings) -> float | None:
         return float(value)
     findings.error(("budget_usd",), f"must be a positive number of US dollars, not {value!r}")
     return None
-
-
-def _refuse_environment(value: Any, path: DocumentPath, findings: Findings) -> None:
-    """``${{ VAR }}`` (AgentV's environment interpolation) is an error wherever it is."""
-    for where, text in _strings(value, path):
-        found = _ENV.search(text)
-        if found:
-            findings.error(
-                where,
-                f"environment interpolation '${{{{ {found.group(1)} }}}}' is not supported: "
-                "a suite never reads the service's environment (put the value in the suite)",
-            )
-
-
-def _strings(value: Any, path: DocumentPath) -> Iterator[tuple[DocumentPath, str]]:
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _strings(item, (*path, index))
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings(item, (*path, str(key)))
 
 
 def _suite_fields(

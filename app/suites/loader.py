@@ -20,6 +20,7 @@ from app.formatting import FormatOptions, format_prompt
 from app.suites.code_graders import CodePolicy, place_code_graders, place_workspace
 from app.suites.dialects import as_suite, detect_dialect, read_document
 from app.suites.document import SuiteDocument, parse_suite_text
+from app.suites.environment import interpolate, interpolate_cases
 from app.suites.files import FileSource, LoadedFiles
 from app.suites.findings import Findings
 from app.suites.model import MAX_CASE_ID_LENGTH, EvalCase, EvalSuite, FormattedCase
@@ -104,6 +105,7 @@ async def read_suite(
     case_ids: Sequence[str] | None = None,
     allow_missing_files: bool = False,
     code_graders: bool = False,
+    env: Mapping[str, str] | None = None,
 ) -> SuiteReport:
     """Parse and check a suite, select its cases and read every file they reference.
 
@@ -118,6 +120,8 @@ async def read_suite(
         allow_missing_files: Report files found nowhere as warnings instead of errors.
         code_graders: The operator enables code graders (they still run only for a suite
             file read from a workspace root).
+        env: Values of the ``${{ NAME }}`` references of an AgentV 2026 or
+            prompts/providers/vars suite (the request's ``env``).
     """
     try:
         document, file_source, source_dir = await _read(suite, file_source)
@@ -128,7 +132,11 @@ async def read_suite(
     findings = Findings(document.positions)
     data = as_suite(document.data)
     report = SuiteReport(findings=findings, dialect=detect_dialect(data))
+    if report.dialect != "agentv-2025":
+        data = interpolate(data, env or {}, findings)
     sources = await load_sources(data, file_source, findings, source_name=document.source_name)
+    if report.dialect != "agentv-2025":  # cases read from other files are filled in too
+        sources.cases = interpolate_cases(sources.cases, env or {}, findings)
     check = read_document(data, sources, findings)
     report.origins = check.origins
     if check.suite is not None:
@@ -196,6 +204,7 @@ async def check_suite(
     case_ids: Sequence[str] | None = None,
     allow_missing_files: bool = False,
     code_graders: bool = False,
+    env: Mapping[str, str] | None = None,
 ) -> SuiteReport:
     """Check a suite as a run would and format its cases for an LM target: nothing raised.
 
@@ -207,6 +216,7 @@ async def check_suite(
         case_ids=case_ids,
         allow_missing_files=allow_missing_files,
         code_graders=code_graders,
+        env=env,
     )
     if report.valid and report.suite is not None:
         format_cases(report, FormatOptions(guideline_patterns=report.suite.guideline_patterns))

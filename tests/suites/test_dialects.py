@@ -322,7 +322,7 @@ async def test_repeat_is_read_into_trials_for_the_suite_and_a_case() -> None:
     assert "repeat.count" in errors_by_path(bad)
 
 
-async def test_environment_interpolation_is_refused_naming_the_variable() -> None:
+async def test_an_environment_reference_the_request_does_not_give_is_an_error_naming_it() -> None:
     report = await check({"tests": [{"id": "a", "criteria": "x", "input": "${{ SECRET_TOKEN }}"}]})
     [error] = report.errors
     assert error.path == "tests[0].input"
