@@ -66,6 +66,7 @@ def build_run_plan(
     use_cache: bool = False,
     judge_attempts: int,
     case_timeout_seconds: float | None = None,
+    budget_usd: float | None = None,
 ) -> RunPlan:
     """Resolve a run's plan; raises ``UnknownTarget`` (422) for a target not configured.
 
@@ -89,7 +90,7 @@ def build_run_plan(
         case_timeout_seconds=case_timeout_seconds,
         trials=suite.trials,
         workspace=suite.workspace,
-        budget_usd=suite.budget_usd,
+        budget_usd=budget_usd if budget_usd is not None else suite.budget_usd,
     )
 
 

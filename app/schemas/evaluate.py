@@ -41,6 +41,14 @@ class EvaluateRequest(BaseModel):
         None, ge=1, le=1000, description="Cases run at once (default: the target's, else 8)."
     )
     case_ids: list[str] | None = Field(None, description="Run only these cases.")
+    budget_usd: float | None = Field(
+        None,
+        gt=0,
+        description=(
+            "Cost budget in US dollars (default: the suite's `budget_usd`): once the run's "
+            "finished cases cost this much, no more case starts."
+        ),
+    )
     guideline_patterns: list[str] | None = Field(
         None, description="Globs naming guideline files (default: the suite's)."
     )

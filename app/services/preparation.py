@@ -61,6 +61,7 @@ async def prepare_run(
         use_cache=use_cache,
         judge_attempts=settings.judge_retries + 1,
         case_timeout_seconds=settings.case_timeout_seconds,
+        budget_usd=request.budget_usd,
     )
     cases = format_cases(report, format_options(plan))
     return PreparedRun(

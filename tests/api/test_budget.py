@@ -63,3 +63,16 @@ async def test_a_durable_run_counts_its_stored_results_against_its_budget(
 async def test_a_budget_that_is_not_a_positive_number_is_refused(budget: Any) -> None:
     report = await check(suite(budget))
     assert f"not {budget!r}" in errors_by_path(report)["budget_usd"]
+
+
+async def test_a_requests_budget_wins_over_the_suites(
+    tmp_path: Path, make_client: ClientFactory
+) -> None:
+    body = {"suite": suite(100.0), "target": "paid", "budget_usd": 1}
+    async with make_client(settings(tmp_path)) as client:
+        response = await client.post("/evaluate", json=body)
+        refused = await client.post("/evaluate", json={**body, "budget_usd": 0})
+    assert response.status_code == 200, response.text
+    assert_stopped_at_the_budget(response.json()["results"])
+    assert refused.status_code == 422
+    assert "budget_usd" in refused.text
