@@ -1,7 +1,7 @@
-"""Live conversations: what each turn is given, and how its turns make one grade.
+"""Live conversations: each turn asked and graded in order (``converse``), then one grade.
 
-The orchestrator runs the turns (``app.evaluation.orchestrator``); this module holds what is
-decided without calling anything:
+The orchestrator hands a conversation case to ``converse``, which runs each turn through the
+steps of ``case_steps`` as the orchestrator runs a plain case:
 
 - The candidate's messages on a turn are the case's input, then each earlier turn's user
   messages followed by the candidate's answer as an assistant message, then the turn's own.
@@ -17,14 +17,30 @@ decided without calling anything:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import fmean
 
-from app.evaluation.records import TurnResult, TurnStatus
-from app.evaluators.aggregate import Combined
+from app.evaluation.case_steps import (
+    CaseState,
+    ask_candidate,
+    candidate_failure,
+    grade,
+    note_answer,
+    raw_request,
+)
+from app.evaluation.context import CaseContext
+from app.evaluation.known_answers import KnownAnswer
+from app.evaluation.plan import format_options
+from app.evaluation.records import ResultRecord, TurnResult, TurnStatus
+from app.evaluation.workspaces import CaseWorkspace
+from app.evaluators.aggregate import Combined, combine
 from app.evaluators.base import EvaluatorOutcome
+from app.evaluators.registry import EvaluatorRegistry
 from app.evaluators.verdicts import Thresholds, status_for, verdict_for
 from app.formatting.messages import Message
+from app.formatting.prompt import format_prompt
+from app.providers.base import ProviderResponse, ToolCall
+from app.providers.errors import ProviderError
 from app.suites.model import Conversation, ConversationTurn, EvalCase, TurnAggregation
 
 AGGREGATIONS: dict[TurnAggregation, Callable[[Sequence[float]], float]] = {
@@ -141,3 +157,70 @@ def combine_turns(
     forces_fail = len(turns) < len(conversation.turns) or any(g.forces_fail for _, g in named)
     verdict = "fail" if forces_fail else verdict_for(score, thresholds)
     return Combined("ok", score, verdict, hits, misses, reasoning, forces_fail)
+
+
+async def converse(
+    state: CaseState,
+    conversation: Conversation,
+    context: CaseContext,
+    registry: EvaluatorRegistry,
+    workspace: CaseWorkspace | None,
+    known: KnownAnswer | None,
+) -> ResultRecord:
+    """A live conversation: each turn asked and graded in order, then the whole of it.
+
+    With ``known`` (a regrade) each turn's stored answer is graded again; a turn with none
+    (an earlier run stopped before it) fails the case.
+    """
+    case, plan = state.case, state.plan
+    thresholds = case.thresholds or plan.thresholds
+    options = format_options(plan)
+    history: list[Message] = list(case.input_messages)
+    graded: list[GradedTurn] = []
+    state.turns = []
+    tool_calls: list[ToolCall] = []
+    question = ""
+    halted = False
+    for number, turn in enumerate(conversation.turns, start=1):
+        if halted:
+            state.turns.append(skipped_turn(number))
+            continue
+        prompt = format_prompt([*history, *turn.input_messages], context.files, options)
+        question = prompt.question
+        state.raw_request = raw_request(prompt)
+        response: ProviderResponse | None = None
+        if known is not None:
+            answer = known.turns[number - 1] if number <= len(known.turns) else None
+            if answer is None:
+                graded.append(unanswered_turn(number, question))
+                state.turns.append(graded[-1].result)
+                halted = True
+                continue
+        else:
+            try:
+                response = await ask_candidate(state, prompt, context, workspace)
+            except ProviderError as exc:
+                error = candidate_failure(plan, exc)
+                state.turns.append(
+                    TurnResult(turn=number, status="error", question=question, error=error)
+                )
+                raise
+            answer = response.text
+        await note_answer(state, answer, response, workspace)
+        tool_calls.extend(state.candidate.tool_calls)
+        outcomes = await grade(
+            state, turn_case(case, turn), question, answer, context, registry, workspace
+        )
+        turn_grade = combine(outcomes, thresholds)
+        graded.append(graded_turn(number, question, answer, turn_grade, outcomes))
+        state.turns.append(graded[-1].result)
+        history = answered(history, turn, answer)
+        halted = conversation.on_turn_failure == "stop" and failed(graded[-1])
+    state.candidate = replace(state.candidate, tool_calls=tuple(tool_calls))
+    overall = None
+    if case.evaluators and state.candidate_answer is not None:
+        state.outcomes = await grade(
+            state, case, question, state.candidate_answer, context, registry, workspace
+        )
+        overall = combine(state.outcomes, thresholds)
+    return state.record(combine_turns(conversation, graded, overall, thresholds))
