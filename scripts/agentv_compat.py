@@ -6,8 +6,10 @@ loaded, refused, and graders dropped, which must be 0 (a grader declared in a fi
 loaded but is missing from the suite model). The folder is the workspace root, so paths
 with a leading ``/`` and parent-folder searches resolve as they do in AgentV's repository.
 
-Usage: .venv/bin/python scripts/agentv_compat.py [FOLDER ...] [--verbose]
-(default: the samples in /work/shared/reference/agentv-2026)
+Usage: .venv/bin/python scripts/agentv_compat.py [FOLDER ...] [--verbose] [--git-remote PREFIX]
+(default: the samples in /work/shared/reference/agentv-2026). ``--git-remote`` reads them
+as a service whose operator allows cloning repositories under PREFIX (``EVAL_GIT_REMOTES``;
+checking a suite clones nothing).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from app.suites.dialects import as_suite
 from app.suites.document import parse_suite_text
 from app.suites.files import FileSource
 from app.suites.findings import Findings
+from app.suites.git_sources import NO_REPOSITORIES, GitSources
 from app.suites.loader import SuiteReport, check_suite
 from app.suites.sources import load_sources
 
@@ -122,12 +125,14 @@ class Outcome:
     dropped: int = 0
 
 
-async def check_file(root: Path, path: Path) -> Outcome:
+async def check_file(root: Path, path: Path, git: GitSources = NO_REPOSITORIES) -> Outcome:
     """Read one eval file as a suite named by path under ``root``."""
     relative = path.relative_to(root).as_posix()
     source = FileSource(roots=[root], max_file_bytes=5_000_000, max_request_file_bytes=50_000_000)
     # As a service whose operator enabled code graders (EVAL_CODE_GRADERS=true) reads them.
-    report: SuiteReport = await check_suite(relative, file_source=source, code_graders=True)
+    report: SuiteReport = await check_suite(
+        relative, file_source=source, code_graders=True, git=git
+    )
     outcome = Outcome(relative, report.dialect, report.valid)
     outcome.errors = [f"{error.path}: {error.message}" for error in report.errors]
     if report.valid and report.suite is not None:
@@ -161,12 +166,13 @@ def construct(message: str) -> str:
     return text[:110]
 
 
-async def main(folders: list[Path], verbose: bool) -> int:
+async def main(folders: list[Path], verbose: bool, remotes: list[str]) -> int:
     """Print every file's outcome and the totals; exit 1 if any grader was dropped."""
     outcomes: list[Outcome] = []
+    git = GitSources.of({}, remotes)
     for folder in folders:
         for path in eval_files(folder):
-            outcome = await check_file(folder, path)
+            outcome = await check_file(folder, path, git)
             outcome.path = f"{folder.name}/{outcome.path}"
             outcomes.append(outcome)
             mark = "loaded " if outcome.loaded else "REFUSED"
@@ -192,5 +198,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", nargs="*", type=Path, default=DEFAULT_FOLDERS)
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--git-remote", action="append", default=[], dest="remotes")
     arguments = parser.parse_args()
-    sys.exit(asyncio.run(main(arguments.folders, arguments.verbose)))
+    sys.exit(asyncio.run(main(arguments.folders, arguments.verbose, arguments.remotes)))

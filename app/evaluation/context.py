@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from app.evaluation.records import RoleAttempts, RoleCost, RoleLatency, RoleUsage, TokenUsage
+from app.evaluation.repositories import RepoCheckouts
 from app.evaluators.programs import ProgramRunner
 from app.providers.base import CallRole, ProviderKind, ProviderRequest, ProviderResponse
 from app.providers.errors import ProviderError
@@ -111,12 +112,14 @@ class CaseContext:
         programs: Runs code graders' programs (None: code graders are not enabled).
         files: Text of every file the suite references, keyed by the path as cases write
             it (a live conversation's turns are formatted with them as they run).
+        repositories: The workspace's repositories, cloned once for the run's cases.
     """
 
     providers: TargetLookup
     cache: ResponseCache | None = None
     programs: ProgramRunner | None = None
     files: Mapping[str, str] = field(default_factory=dict)
+    repositories: RepoCheckouts = field(default_factory=RepoCheckouts)
 
 
 @dataclass

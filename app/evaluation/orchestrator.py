@@ -116,7 +116,9 @@ async def _run_case(
     workspace = state.plan.workspace
     if workspace is None or known is not None:
         return await _attempt(state, formatted, context, known, registry, None)
-    async with case_workspace(workspace, context.programs, state.case.id) as folder:
+    async with case_workspace(
+        workspace, context.programs, state.case.id, context.repositories
+    ) as folder:
         return await _attempt(state, formatted, context, None, registry, folder)
 
 

@@ -1,7 +1,8 @@
 """Each case's agent workspace: a fresh copy of the template, its hooks, and what changed.
 
 A case of a suite with a ``workspace`` works in a folder of its own: a copy of the
-template (or an empty folder), prepared by ``before_all`` and then ``before_each``. The
+template (or an empty folder) with the workspace's repositories checked out in it
+(``repositories``), prepared by ``before_all`` and then ``before_each``. The
 candidate's agent runs there, and the graders get the folder (``workspace_path``) and what
 the candidate changed in it (``file_changes``: a unified diff in git's format against the
 folder as the hooks left it). ``after_each`` runs once the case is graded; then the folder
@@ -27,6 +28,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from app.evaluation.repositories import RepoCheckouts, RepositoryError
 from app.evaluators.programs import ProgramError, ProgramRunner
 from app.suites.model import Workspace, WorkspaceHook
 
@@ -103,18 +105,30 @@ class CaseWorkspace:
 
 @asynccontextmanager
 async def case_workspace(
-    spec: Workspace, programs: ProgramRunner | None, case_id: str
+    spec: Workspace,
+    programs: ProgramRunner | None,
+    case_id: str,
+    repositories: RepoCheckouts | None = None,
 ) -> AsyncIterator[CaseWorkspace]:
     """A fresh workspace for one case (one trial), removed on exit.
 
+    ``repositories`` clones the workspace's repositories (once for every case it serves).
+
     Raises:
-        WorkspaceError: The template could not be copied or a ``before_*`` hook failed.
+        WorkspaceError: The template could not be copied, a repository could not be
+            checked out or a ``before_*`` hook failed.
     """
     folder = Path(tempfile.mkdtemp(prefix="eval-workspace-"))
     path = folder / "workspace"
     finished = False
     try:
         await asyncio.to_thread(_copy, spec.template, path)
+        checkouts = repositories or RepoCheckouts()
+        for repo in spec.repos:
+            try:
+                await checkouts.place(repo, path)
+            except RepositoryError as exc:
+                raise WorkspaceError(str(exc)) from None
         for name, hook in (("before_all", spec.before_all), ("before_each", spec.before_each)):
             if hook is not None:
                 await _run_hook(name, hook, programs, path, case_id)

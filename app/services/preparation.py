@@ -16,6 +16,7 @@ from app.evaluators.programs import ProgramRunner
 from app.schemas.evaluate import EvaluateRequest
 from app.settings import Settings
 from app.suites.files import FileSource
+from app.suites.git_sources import GitSources
 from app.suites.loader import format_cases, read_suite, suite_error
 
 TooManyCases = Callable[[int], ServiceError]
@@ -44,6 +45,7 @@ async def prepare_run(
         allow_missing_files=request.allow_missing_files,
         code_graders=settings.code_graders,
         env=request.env,
+        git=GitSources.from_settings(settings),
     )
     if report.suite is None or report.errors:
         raise suite_error(report.errors)

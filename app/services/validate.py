@@ -5,6 +5,7 @@ from __future__ import annotations
 from app.schemas.suites import CaseCheck, ValidateRequest, ValidateResponse
 from app.settings import Settings
 from app.suites.files import FileSource
+from app.suites.git_sources import GitSources
 from app.suites.loader import check_suite
 from app.suites.model import FormattedCase
 
@@ -24,6 +25,7 @@ async def validate_suite(
         allow_missing_files=request.allow_missing_files,
         code_graders=settings.code_graders,
         env=request.env,
+        git=GitSources.from_settings(settings),
     )
     return ValidateResponse(
         valid=report.valid,

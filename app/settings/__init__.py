@@ -2,7 +2,7 @@
 
 ``create_app`` is the edge: it reads the environment (``load_settings``) and the targets
 file (``with_targets_file``) once; everything else receives a ``Settings``. Imports nothing
-of the app but ``app.errors`` and its own ``targets`` module.
+of the app but ``app.errors`` and its own ``targets`` and ``git`` modules.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, PrivateAttr, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from app.settings.git import parse_url
 from app.settings.targets import TargetConfig, load_targets_file
 
 MIB = 1024 * 1024
@@ -26,7 +27,7 @@ class Settings(BaseSettings):
     against this class by a test.
     """
 
-    model_config = SettingsConfigDict(env_prefix="EVAL_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="EVAL_", extra="ignore", hide_input_in_errors=True)
     _skipped_targets: tuple[str, ...] = PrivateAttr(default=())
 
     max_body_bytes: int = Field(
@@ -67,6 +68,21 @@ class Settings(BaseSettings):
             "Run code graders (`code_judge`, `code-grader`, composite code aggregators) and "
             "workspace hooks: programs named by suites read from a workspace root, never by "
             "suites sent in a request body. Off: such suites are refused."
+        ),
+    )
+    git_mirrors: dict[str, Path] = Field(
+        default_factory=dict,
+        description=(
+            "Repositories a workspace's `repos` may name, each mapped to a local copy to clone "
+            "it from (a clone or a bare mirror, no network), as JSON "
+            '(`{"https://github.com/org/repo.git": "/srv/git/repo.git"}`).'
+        ),
+    )
+    git_remotes: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description=(
+            "URL prefixes of repositories a workspace's `repos` may clone over the network "
+            "(comma-separated, `https://github.com/my-org/`); empty: none."
         ),
     )
     code_grader_timeout_seconds: float = Field(
@@ -260,12 +276,30 @@ class Settings(BaseSettings):
         """The PATH of ``cli`` targets' programs: ``cli_path``, else this process's own."""
         return self.cli_path or os.environ.get("PATH", "/usr/bin:/bin")
 
-    @field_validator("api_keys", "cors_origins", mode="before")
+    @field_validator("api_keys", "cors_origins", "git_remotes", mode="before")
     @classmethod
     def _split_words(cls, value: Any) -> Any:
         """Accept a comma-separated string as well as a list."""
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("git_remotes")
+    @classmethod
+    def _check_remotes(cls, value: list[str]) -> list[str]:
+        """Each prefix must be a repository URL this service takes."""
+        for prefix in value:
+            parse_url(prefix)
+        return value
+
+    @field_validator("git_mirrors")
+    @classmethod
+    def _check_mirrors(cls, value: dict[str, Path]) -> dict[str, Path]:
+        """Each key must be a repository URL this service takes, each copy an absolute path."""
+        for url, folder in value.items():
+            parse_url(url)
+            if not folder.is_absolute():
+                raise ValueError(f"the local copy of {url!r} must be an absolute path")
         return value
 
     @field_validator("workspace_roots", mode="before")

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path, PurePosixPath
 
 from app.evaluators.code_judge import DISABLED
 from app.evaluators.config import EvaluatorConfig
 from app.suites.findings import Findings
+from app.suites.git_sources import GitSources
 from app.suites.model import EvalCase, EvalSuite
 from app.suites.reading import CaseOrigin
+from app.suites.workspace_repos import place_repos
 
 WORKSPACE_INLINE = (
     "a workspace is set up only for a suite file read from a workspace root (name the suite by "
@@ -35,15 +37,17 @@ INLINE = (
 
 @dataclass(frozen=True)
 class CodePolicy:
-    """Whether code graders may run, and where the suite file sits.
+    """Whether code graders may run, where the suite file sits, which repositories it may clone.
 
     Attributes:
         enabled: The operator's ``code_graders`` setting.
         folder: ``(root, folder inside root)`` of the suite file; None for a request body.
+        git: Where a workspace's repositories may be cloned from.
     """
 
     enabled: bool
     folder: tuple[Path, PurePosixPath] | None
+    git: GitSources = field(default_factory=GitSources)
 
 
 def place_code_graders(
@@ -122,7 +126,7 @@ def place_workspace(suite: EvalSuite, policy: CodePolicy, findings: Findings) ->
 
     A workspace copies a folder of the server and its hooks run programs, so it needs a
     suite file read from a workspace root, and hooks need code graders enabled; a template
-    must be a folder inside that root.
+    must be a folder inside that root. Each repository gets where it is cloned from.
     """
     workspace = suite.workspace
     if workspace is None:
@@ -142,6 +146,10 @@ def place_workspace(suite: EvalSuite, policy: CodePolicy, findings: Findings) ->
                 f"template {workspace.template!r}: no such folder inside the workspace root",
             )
         update["template"] = template
+    if workspace.repos:
+        inside_root = partial(folder_inside, policy.folder)
+        repos = (*where, "repos")
+        update["repos"] = place_repos(workspace.repos, inside_root, policy.git, repos, findings)
     for name in ("before_all", "before_each", "after_each"):
         hook = getattr(workspace, name)
         if hook is not None:

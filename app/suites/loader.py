@@ -23,6 +23,7 @@ from app.suites.document import SuiteDocument, parse_suite_text
 from app.suites.environment import interpolate, interpolate_cases
 from app.suites.files import FileSource, LoadedFiles
 from app.suites.findings import Findings
+from app.suites.git_sources import NO_REPOSITORIES, GitSources
 from app.suites.model import MAX_CASE_ID_LENGTH, EvalCase, EvalSuite, FormattedCase
 from app.suites.parsing import MAX_DEPTH
 from app.suites.reading import CaseOrigin, Dialect, References, add_reference
@@ -106,6 +107,7 @@ async def read_suite(
     allow_missing_files: bool = False,
     code_graders: bool = False,
     env: Mapping[str, str] | None = None,
+    git: GitSources = NO_REPOSITORIES,
 ) -> SuiteReport:
     """Parse and check a suite, select its cases and read every file they reference.
 
@@ -122,6 +124,7 @@ async def read_suite(
             file read from a workspace root).
         env: Values of the ``${{ NAME }}`` references of an AgentV 2026 or
             prompts/providers/vars suite (the request's ``env``).
+        git: Where a workspace's repositories may be cloned from (none by default).
     """
     try:
         document, file_source, source_dir = await _read(suite, file_source)
@@ -143,7 +146,7 @@ async def read_suite(
         _check_case_ids(check.suite, check.origins, findings)
     if check.suite is None or findings.errors:
         return report
-    policy = CodePolicy(enabled=code_graders, folder=file_source.suite_folder)
+    policy = CodePolicy(enabled=code_graders, folder=file_source.suite_folder, git=git)
     placed = place_code_graders(check.suite, check.origins, policy, findings)
     placed = place_workspace(placed, policy, findings)
     if report.errors:
@@ -205,6 +208,7 @@ async def check_suite(
     allow_missing_files: bool = False,
     code_graders: bool = False,
     env: Mapping[str, str] | None = None,
+    git: GitSources = NO_REPOSITORIES,
 ) -> SuiteReport:
     """Check a suite as a run would and format its cases for an LM target: nothing raised.
 
@@ -217,6 +221,7 @@ async def check_suite(
         allow_missing_files=allow_missing_files,
         code_graders=code_graders,
         env=env,
+        git=git,
     )
     if report.valid and report.suite is not None:
         format_cases(report, FormatOptions(guideline_patterns=report.suite.guideline_patterns))

@@ -57,12 +57,43 @@ class WorkspaceHook(BaseModel):
     timeout_seconds: float = Field(60.0, gt=0)
 
 
+class WorkspaceRepo(BaseModel):
+    """A git repository checked out into each case's workspace (AgentV's workspace ``repos``).
+
+    Attributes:
+        path: Folder inside the workspace the repository goes to (relative, normalised).
+        url: The repository's URL as the suite names it; None for a local repository.
+        local: A local repository's folder, relative to the suite file as read and
+            absolute once placed; None for a repository named by URL.
+        source: Where it is cloned from, set once placed: the operator's local copy of
+            ``url``, ``url`` itself (a remote the operator allows) or ``local``.
+        ref: Branch, tag or commit to check out (the source's default branch when None).
+        ancestor: Check out this many first-parent commits before ``ref``.
+        depth: Clone only this many commits of history (all when None).
+        filter: A partial clone filter, as git takes it (``blob:none``).
+        sparse: Check out only these folders (all when empty).
+    """
+
+    model_config = ConfigDict(frozen=True)
+    path: str = Field(min_length=1)
+    url: str | None = None
+    local: str | None = None
+    source: str | None = None
+    ref: str | None = None
+    ancestor: int = Field(0, ge=0)
+    depth: int | None = Field(None, ge=1)
+    filter: str | None = None
+    sparse: tuple[str, ...] = ()
+
+
 class Workspace(BaseModel):
     """An agent workspace: each case (each trial of it) works in a fresh folder of its own.
 
     Attributes:
         template: Folder copied into each case's workspace, relative to the suite file as
             read and absolute once placed; None: the workspace starts empty.
+        repos: Repositories checked out into the workspace after the template is copied
+            and before the hooks run.
         before_all: Prepares the workspace every case starts from (run in each case's copy,
             before ``before_each``).
         before_each: Runs in the case's workspace before its candidate is called.
@@ -71,6 +102,7 @@ class Workspace(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     template: str | None = None
+    repos: tuple[WorkspaceRepo, ...] = ()
     before_all: WorkspaceHook | None = None
     before_each: WorkspaceHook | None = None
     after_each: WorkspaceHook | None = None

@@ -1,13 +1,13 @@
 """A suite's ``workspace`` (AgentV's agent workspace) into a ``Workspace``.
 
 ``workspace`` is a mapping, or the path of a YAML file holding one (its own relative paths
-are then relative to that file). Read here: ``template`` (a folder), ``hooks`` with
-``before_all``, ``before_each`` and ``after_each`` (each ``command`` or ``script``, with
-``timeout_ms`` and ``cwd``; ``after_each.reset`` is met by design, as every case starts
-from a fresh copy), ``hooks.enabled: false`` and ``isolation: per_case``. Refused, each
-naming itself: ``repos`` (this service never fetches anything), ``docker``, a fixed
-``path``/``mode: static``, ``env``, ``isolation: shared`` (cases run at once here, so they
-never share a folder) and ``after_all``.
+are then relative to that file). Read here: ``template`` (a folder), ``repos`` (read by
+``workspace_repos``), ``hooks`` with ``before_all``, ``before_each`` and ``after_each``
+(each ``command`` or ``script``, with ``timeout_ms`` and ``cwd``; ``after_each.reset`` is
+met by design, as every case starts from a fresh copy), ``hooks.enabled: false`` and
+``isolation: per_case``. Refused, each naming itself: ``docker``, a fixed ``path``/``mode:
+static``, ``env``, ``isolation: shared`` (cases run at once here, so they never share a
+folder) and ``after_all``.
 """
 
 from __future__ import annotations
@@ -23,12 +23,11 @@ from app.suites.findings import MISSING, Findings, describe, pick, warn_unknown_
 from app.suites.model import Workspace, WorkspaceHook
 from app.suites.parsing import parse_yaml
 from app.suites.reading import refuse
+from app.suites.workspace_repos import read_repos
 
 HOOKS = ("before_all", "before_each", "after_each")
-KEYS = frozenset({"template", "hooks", "isolation"})
+KEYS = frozenset({"template", "repos", "hooks", "isolation"})
 REFUSED = {
-    "repos": "this service never clones repositories (it fetches nothing from the network): "
-    "put the repository's files in the template",
     "docker": "this service starts no containers: the agent target runs the agent",
     "path": "a fixed workspace folder is not supported: each case gets a copy of 'template'",
     "mode": "workspace modes are not supported: each case gets a copy of 'template'",
@@ -90,11 +89,13 @@ def _workspace(
     if template is not None and not (isinstance(template, str) and template.strip()):
         findings.error((*where, "template"), f"must be a folder's path, not {describe(template)}")
         template = None
+    repos = read_repos(value.get("repos", []), folder, (*where, "repos"), findings)
     hooks = _hooks(value.get("hooks"), folder, (*where, "hooks"), findings)
     if findings.errors:
         return None
     return Workspace(
         template=posixpath.normpath(posixpath.join(folder, template.strip())) if template else None,
+        repos=repos,
         **hooks,
     )
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from app.suites.git_sources import GitSources
 from scripts.agentv_compat import DEFAULT_FOLDERS, check_file, eval_files
 
 pytestmark = pytest.mark.skipif(
@@ -51,6 +52,28 @@ async def test_every_sample_eval_file_loads_or_is_refused_by_name_and_drops_no_g
 async def test_feature_examples_of_each_generation_load(relative: str) -> None:
     folder = next(folder for folder in DEFAULT_FOLDERS if relative.startswith(folder.name))
     outcome = await check_file(folder, folder.parent / relative)
+    assert outcome.loaded, outcome.errors
+    assert outcome.dropped == 0
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "2026-07-01/examples/features/repo-lifecycle/evals/dataset.eval.yaml",
+        "2026-07-01/examples/features/repo-lifecycle/evals/pool-e2e.eval.yaml",
+        "2026-07-01/examples/features/workspace-multi-repo/evals/dataset.eval.yaml",
+        "2026-07-01/examples/features/workspace-setup-script/evals/dataset.eval.yaml",
+        "2026-07-01/examples/features/workspace-shared-config/evals/accuracy/dataset.eval.yaml",
+    ],
+)
+async def test_examples_that_clone_repositories_load_where_the_operator_allows_them(
+    relative: str,
+) -> None:
+    folder = next(folder for folder in DEFAULT_FOLDERS if relative.startswith(folder.name))
+    refused = await check_file(folder, folder.parent / relative)
+    assert any("is not allowed: " in error for error in refused.errors), refused.errors
+    allowed = GitSources.of({}, ["https://github.com/EntityProcess/"])
+    outcome = await check_file(folder, folder.parent / relative, allowed)
     assert outcome.loaded, outcome.errors
     assert outcome.dropped == 0
 

@@ -283,7 +283,7 @@ async def test_2026_constructs_that_cannot_run_here_are_refused_by_name(
 async def test_workspace_constructs_are_refused_with_one_error_each_naming_them() -> None:
     report = await check(
         {
-            "workspace": {"template": "ws/", "repos": [{"url": "x"}], "hooks": {}},
+            "workspace": {"template": "ws/", "docker": {"image": "node"}, "hooks": {}},
             "docker": {"image": "node"},
             "tests": [
                 {"id": "a", "criteria": "x", "input": "Hi", "workspace": {"repos": []}},
@@ -291,9 +291,9 @@ async def test_workspace_constructs_are_refused_with_one_error_each_naming_them(
         }
     )
     errors = errors_by_path(report)
-    assert set(errors) == {"workspace.repos", "docker", "tests[0].workspace"}
+    assert set(errors) == {"workspace.docker", "docker", "tests[0].workspace"}
     assert all(f"'{path.split('.')[-1]}' is not supported" in errors[path] for path in errors)
-    assert [error.path for error in report.errors].count("workspace.repos") == 1
+    assert [error.path for error in report.errors].count("workspace.docker") == 1
 
 
 async def test_repeat_is_read_into_trials_for_the_suite_and_a_case() -> None:

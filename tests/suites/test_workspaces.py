@@ -82,7 +82,6 @@ async def test_disabled_hooks_are_not_run(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("workspace", "path", "says"),
     [
-        ({"repos": [{"path": "r", "repo": "x"}]}, "workspace.repos", "never clones"),
         ({"docker": {"image": "python"}}, "workspace.docker", "starts no containers"),
         ({"mode": "static", "path": "/srv"}, "workspace.mode", "workspace modes"),
         ({"isolation": "shared"}, "workspace.isolation", "isolation 'shared' is not supported"),
