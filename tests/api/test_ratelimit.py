@@ -8,10 +8,12 @@ from types import SimpleNamespace
 
 import httpx
 import pytest
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.api.ratelimit import RequestRateLimiter, ensure_run_capacity
 from app.errors import TooManyRequests
 from app.main import create_app
+from app.runs.rate_buckets import PRUNE_EVERY_SECONDS, DatabaseRateBuckets
 from app.settings import Settings
 from tests.conftest import ClientFactory, started
 
@@ -160,3 +162,37 @@ async def test_when_the_shared_buckets_fail_the_processs_own_stand_in() -> None:
     await limiter.check("a")
     with pytest.raises(TooManyRequests):
         await limiter.check("a")
+
+
+async def test_buckets_idle_until_full_again_are_deleted_once_a_minute(
+    tmp_path: Path, database_url: str
+) -> None:
+    if database_url.startswith("sqlite"):
+        pytest.skip("buckets are database rows on PostgreSQL only")
+    settings = Settings(data_dir=tmp_path / "data", database_url=database_url, sample_run=False)
+    engine = create_async_engine(database_url)
+    clock = FakeClock()
+    buckets = DatabaseRateBuckets(engine, clock=clock)
+    per_second = 3 / 60  # 3 a minute: an empty bucket is full again after 60 s
+
+    async def keys() -> set[str]:
+        async with engine.connect() as connection:
+            rows = await connection.exec_driver_sql("SELECT key FROM rate_buckets")
+            return {row.key for row in rows}
+
+    async with started(create_app(settings)):  # the tables
+        for key in ("idle", "full", "recent"):
+            await buckets.take(key, 3, per_second)
+        async with engine.begin() as connection:
+            await connection.exec_driver_sql(
+                "UPDATE rate_buckets SET updated = now() - interval '61 seconds' "
+                "WHERE key IN ('idle', 'full')"
+            )
+        await buckets.take("full", 3, per_second)  # used again: stays
+        before = await keys()
+        clock.now += PRUNE_EVERY_SECONDS
+        await buckets.take("recent", 3, per_second)
+        after = await keys()
+    await engine.dispose()
+    assert before == {"idle", "full", "recent"}  # not before a minute has passed
+    assert after == {"full", "recent"}
