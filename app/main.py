@@ -13,6 +13,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
+from pydantic import ValidationError
 
 from app.api import DOCUMENTED_MODELS, api_router
 from app.api.auth import install_access_control, public_paths
@@ -22,6 +23,7 @@ from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers
 from app.api.request_context import install_observability
 from app.api.ui.routes import install_ui
+from app.errors import ApiKeysFileError, TargetsFileError
 from app.heap import freeze_startup_heap
 from app.runs.rate_buckets import DatabaseRateBuckets
 from app.services.container import build_services
@@ -85,8 +87,29 @@ def _default_app() -> FastAPI:
     return create_app()
 
 
+def startup_error_message(error: ValidationError | TargetsFileError | ApiKeysFileError) -> str:
+    """One line per problem of the settings or the targets file, for a person starting the service.
+
+    A traceback of the settings' validation says the same in fifty lines, the cause last.
+    """
+    if isinstance(error, TargetsFileError | ApiKeysFileError):
+        return f"eval-execution cannot start: {error.detail}"
+    lines = ["eval-execution cannot start: a setting is not valid"]
+    for problem in error.errors(include_url=False, include_input=False):
+        field = ".".join(str(part) for part in problem["loc"])
+        lines.append(f"  EVAL_{field.upper()}: {problem['msg']}")
+    return "\n".join(lines)
+
+
 def __getattr__(name: str) -> Any:
-    """Build ``app`` lazily so that importing the module reads no environment."""
+    """Build ``app`` lazily so that importing the module reads no environment.
+
+    Raises:
+        SystemExit: The settings or the targets file are not valid (the message says why).
+    """
     if name == "app":
-        return _default_app()
+        try:
+            return _default_app()
+        except (ValidationError, TargetsFileError, ApiKeysFileError) as exc:
+            raise SystemExit(startup_error_message(exc)) from None
     raise AttributeError(name)

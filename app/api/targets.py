@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from app.api.dependencies import ServicesDep
+from app.providers.reachability import TargetCheck, check_targets
 from app.providers.registry import TargetDescription
 
 router = APIRouter(tags=["targets"])
@@ -52,6 +55,14 @@ class TargetList(BaseModel):
         default_factory=list,
         description="Targets of the targets file that were skipped at start-up, and why.",
     )
+    checks: dict[str, TargetCheck] | None = Field(
+        None,
+        description=(
+            "With `check=true`: per target, whether it answered one small request (no retries, "
+            "at most 15 s; agent targets are not run)."
+        ),
+        examples=[{"default": {"status": "ok", "detail": None, "latency_ms": 0.4}}],
+    )
 
 
 @router.get(
@@ -60,12 +71,21 @@ class TargetList(BaseModel):
     summary="List the configured targets and their live concurrency limits",
     responses={200: {"content": {"application/json": {"example": TARGETS_EXAMPLE}}}},
 )
-async def list_targets(services: ServicesDep) -> TargetList:
+async def list_targets(
+    services: ServicesDep,
+    check: Annotated[
+        bool, Query(description="Also send each target one small request and say how it went.")
+    ] = False,
+) -> TargetList:
     """Targets from the server's targets file, never with keys.
 
     Each shows, per role (candidate, judge), its current limit, calls in flight and waiting,
     and the 429s seen in the last minute. ``warnings`` names every target of the file that was
-    skipped (a provider this service does not run) and why.
+    skipped (a provider this service does not run) and why. ``check=true`` spends a few
+    tokens of each API target to say whether it answers.
     """
     providers = services.providers
-    return TargetList(targets=providers.describe(), warnings=list(providers.warnings))
+    checks = await check_targets(providers.runtimes()) if check else None
+    return TargetList(
+        targets=providers.describe(), warnings=list(providers.warnings), checks=checks
+    )

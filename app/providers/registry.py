@@ -158,6 +158,10 @@ class ProviderRegistry:
         """Every target's name, in file order (``default`` last when built in)."""
         return list(self._runtimes)
 
+    def runtimes(self) -> list[TargetRuntime]:
+        """Every target's runtime, in file order."""
+        return list(self._runtimes.values())
+
     def describe(self) -> list[TargetDescription]:
         """Every target without secrets, with live limiter state."""
         return [runtime.describe() for runtime in self._runtimes.values()]

@@ -195,6 +195,10 @@ class TargetRuntime:
             seconds = time.perf_counter() - started
             self._observer.record_provider_call(self.name, role, outcome, seconds)
 
+    def scrub(self, text: str) -> str:
+        """``text`` with every secret of this target replaced."""
+        return remove_secrets(text, self._secrets)
+
     def _priced(self, reply: ProviderResponse) -> ProviderResponse:
         """The reply with its cost from the target's ``pricing`` when it reports none."""
         pricing, usage = self.config.pricing, reply.usage

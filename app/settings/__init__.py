@@ -276,6 +276,12 @@ class Settings(BaseSettings):
         """The PATH of ``cli`` targets' programs: ``cli_path``, else this process's own."""
         return self.cli_path or os.environ.get("PATH", "/usr/bin:/bin")
 
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _log_level_any_case(cls, value: object) -> object:
+        """``info`` means ``INFO``: the level names of Python's logging, in any case."""
+        return value.upper() if isinstance(value, str) else value
+
     @field_validator("api_keys", "cors_origins", "git_remotes", mode="before")
     @classmethod
     def _split_words(cls, value: Any) -> Any:

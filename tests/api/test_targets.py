@@ -11,6 +11,8 @@ from app.errors import TargetsFileError
 from app.main import create_app
 from app.settings import Settings
 from app.settings.targets import OpenAITarget
+from testkit.fake_llm import FakeLLM
+from testkit.server import free_port
 from tests.conftest import ClientFactory
 
 KEY = "sk-live-TARGETS-0123456789"
@@ -57,3 +59,30 @@ def test_unset_variable_in_the_targets_file_stops_start_up_with_a_clear_error(
                     "api_key: '${{ TEST_TARGETS_UNSET }}'}\n", encoding="utf-8")  # fmt: skip
     with pytest.raises(TargetsFileError, match="TEST_TARGETS_UNSET"):
         create_app(Settings(data_dir=tmp_path / "data", targets_file=path))
+
+
+async def test_check_says_which_targets_answer_without_retrying_the_others(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory
+) -> None:
+    answering = OpenAITarget(
+        name="answering", provider="openai", model="m", base_url=f"{fake_llm.url}/v1"
+    )
+    refused = free_port()  # nothing listens there
+    silent = OpenAITarget(
+        name="silent", provider="openai", model="m", base_url=f"http://127.0.0.1:{refused}/v1",
+        api_key=SecretStr(KEY),
+    )  # fmt: skip
+    settings = Settings(data_dir=tmp_path / "data", targets=[answering, silent])
+    async with make_client(settings) as client:
+        listed = (await client.get("/targets")).json()
+        checked = await client.get("/targets", params={"check": "true"})
+
+    assert listed["checks"] is None
+    assert fake_llm.requests[0].path.endswith("/chat/completions")
+    checks = checked.json()["checks"]
+    assert checks["answering"]["status"] == "ok"
+    assert checks["default"]["status"] == "ok"
+    assert checks["silent"]["status"] == "failed"
+    assert str(refused) in checks["silent"]["detail"]
+    assert KEY not in checked.text
+    assert len(fake_llm.requests) == 1  # one probe, and none for the listing without check
