@@ -33,7 +33,7 @@ VERSION = "0.1.0"
 DESCRIPTION = (
     "Formats eval cases (`input_messages` -> `question`, `guidelines`, `chatPrompt`) and runs "
     "evaluations of LLMs and agents: a candidate answers, a judge grades. Errors are RFC 9457 "
-    "problem documents."
+    "problem documents. Browse runs and their cases in the results viewer: [/ui](./ui)."
 )
 
 

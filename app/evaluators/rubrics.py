@@ -220,9 +220,9 @@ def _rubric_result(
     misses: list[str] = []
     for item in config.rubrics:
         mark = marks[item.id]
-        shown = f" ({points[item.id]}/{SCORE_POINTS})" if item.scored else ""
-        line = f"{item.id}{shown}: {item.description.strip()}"
-        (hits if _met(item, mark, context.thresholds) else misses).append(line)
+        (hits if _met(item, mark, context.thresholds) else misses).append(
+            _item_line(item, points.get(item.id), unmet_gate(item, mark))
+        )
     details: dict[str, Any] = {"checks": [check.model_dump() for check in reply.checks]}
     if reply.scores:
         details["scores"] = [entry.model_dump() for entry in reply.scores]
@@ -238,6 +238,25 @@ def _rubric_result(
         raw_output=exchange.outputs[-1],
         details={**details, "required_unmet": required_unmet, **exchange.details()},
     )
+
+
+def _item_line(item: RubricItem, points: int | None, gate_missed: bool) -> str:
+    """A rubric item as a hit or miss: ``id (points/10): description [gate]``.
+
+    The description is left out when it only repeats the id, and a missed gate is named
+    (why a case scoring high still fails).
+    """
+    line = item.id + (f" ({points}/{SCORE_POINTS})" if item.scored and points is not None else "")
+    description = item.description.strip()
+    if description and description != item.id:
+        line += f": {description}"
+    if gate_missed:
+        line += (
+            f" [required: at least {item.min_score * SCORE_POINTS:g}/{SCORE_POINTS}]"
+            if item.min_score is not None
+            else " [required]"
+        )
+    return line
 
 
 def _met(item: RubricItem, mark: float, thresholds: Thresholds) -> bool:

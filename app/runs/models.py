@@ -24,6 +24,7 @@ class RunInfo:
     owner: str | None
     target: str
     judge_target: str | None
+    name: str | None
     total: int
     done: int
     summary: dict[str, Any] | None
@@ -49,6 +50,7 @@ class NewRun:
     spec: dict[str, Any]
     parent_run_id: str | None = None
     owner: str | None = None
+    name: str | None = None
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,9 @@ class RunRow(Base):
     )
     target: Mapped[str] = mapped_column(String(200))
     judge_target: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    name: Mapped[str | None] = mapped_column(
+        SafeString(500), nullable=True, doc="The suite's name (its dataset) or the eval's."
+    )
     spec: Mapped[str] = mapped_column(Text, doc="JSON: suite without cases, files, plan.")
     total: Mapped[int] = mapped_column(Integer, default=0)
     done: Mapped[int] = mapped_column(Integer, default=0)

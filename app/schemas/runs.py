@@ -66,6 +66,12 @@ class RunObject(BaseModel):
     )
     target: str = Field(examples=["default"])
     judge_target: str | None = Field(None, examples=["default"])
+    name: str | None = Field(
+        None,
+        description="The suite's name (its `dataset`, else `name`, else its file's name), or "
+        "the eval's for `/v1` runs.",
+        examples=["customer-support"],
+    )
     created_at: datetime
     started_at: datetime | None = None
     finished_at: datetime | None = None

@@ -258,6 +258,7 @@ class OpenAIEvalService:
             judge_target=plan.judge_target,
             spec=spec.model_dump(mode="json", by_alias=True),
             owner=caller,
+            name=stored_eval.name,
         )
         new_cases = (
             NewCase(eval_id=c.case.id, definition=case_definition(c), candidate_answer=answer)

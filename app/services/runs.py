@@ -102,6 +102,7 @@ class RunService:
             judge_target=run.plan.judge_target,
             spec=spec.model_dump(mode="json", by_alias=True),
             owner=caller,
+            name=run.plan.dataset,
         )
         cases = (
             NewCase(eval_id=case.case.id, definition=case_definition(case)) for case in run.cases
@@ -143,6 +144,7 @@ class RunService:
             summary=RunSummary.model_validate(summary) if summary is not None else None,
             target=run.target,
             judge_target=run.judge_target,
+            name=run.name,
             created_at=run.created_at,
             started_at=run.started_at,
             finished_at=run.finished_at,
@@ -287,6 +289,7 @@ class RunService:
             spec=regraded.model_dump(mode="json", by_alias=True),
             parent_run_id=source.id,
             owner=source.owner,
+            name=source.name,
         )
         run = await self._store.create_regrade_run(new_run, source.id)
         self._supervisor.submit(run.id)

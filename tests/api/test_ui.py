@@ -145,7 +145,7 @@ async def test_the_run_page_filters_sorts_and_pages_its_cases_on_the_service(
         missed, _ = await listed(missed="has-it", sort="id", order="desc")
 
     assert (first, second, clamped) == ([0, 1], [2, 3], [4])
-    assert "5 of 5 shown · page 1 of 3" in first_html
+    assert "1–2 of 5 shown · page 1 of 3" in first_html  # the rows on the page, not all 5
     assert 'id="page-next" data-query="page=1"' in first_html
     assert "page 3 of 3" in clamped_html
     assert failed == [1, 3]
@@ -154,3 +154,59 @@ async def test_the_run_page_filters_sorts_and_pages_its_cases_on_the_service(
     assert by_score == [0, 2]  # score 1.0 first, then in case order
     assert found == [3]
     assert missed == [3, 1]
+
+
+async def test_runs_are_listed_by_suite_name_and_a_failed_case_says_why_at_the_top(
+    make_client: ClientFactory, tmp_path: Path
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data", sample_run=False)
+    suite = {
+        "name": "refund-policy",
+        "tests": [{"id": "needs-word", "input": "Say hello", "criteria": "c",
+                   "assertions": [{"type": "contains", "value": "goodbye", "required": True}]}],
+    }  # fmt: skip
+    async with make_client(settings) as client:
+        run = (await client.post("/runs", json={"suite": suite})).json()
+        await wait_for_run(client, run["id"])
+        shown = (await client.get(f"/runs/{run['id']}")).json()
+        listing = await client.get("/ui/fragments/runs")
+        run_page = await client.get(f"/ui/fragments/runs/{run['id']}")
+        case_page = await client.get(f"/ui/fragments/runs/{run['id']}/cases/0")
+
+    assert shown["name"] == "refund-policy"
+    assert ">refund-policy</a>" in listing.text
+    assert 'data-text="refund-policy run_' in listing.text
+    assert "<h1>refund-policy <small>" in run_page.text
+    assert 'id="why"' in case_page.text
+    why = re.sub(r"\s+", " ", case_page.text.split('id="why"')[1].split("</div>")[0])
+    assert "goodbye" in why
+    assert "📎" not in case_page.text
+
+
+async def test_comparing_runs_without_a_shared_case_says_so_instead_of_a_verdict(
+    make_client: ClientFactory, tmp_path: Path
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data", sample_run=False)
+
+    def suite(case_id: str) -> dict[str, object]:
+        return {"tests": [{"id": case_id, "input": "hi", "criteria": "greets"}]}
+
+    async with make_client(settings) as client:
+        base = (await client.post("/runs", json={"suite": suite("a")})).json()["id"]
+        head = (await client.post("/runs", json={"suite": suite("b")})).json()["id"]
+        await wait_for_run(client, base)
+        await wait_for_run(client, head)
+        page = await client.get("/ui/fragments/compare", params={"base": base, "head": head})
+
+    assert page.status_code == 200
+    assert "Nothing to compare" in page.text
+    assert "Not significant" not in page.text
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [(0.224, "0.2"), (9.96, "10.0"), (10.4, "10"), (None, "–")]
+)
+def test_latencies_below_ten_milliseconds_keep_a_decimal(value: float | None, shown: str) -> None:
+    from app.api.ui.render import environment
+
+    assert environment().filters["milliseconds"](value) == shown

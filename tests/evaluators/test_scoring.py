@@ -117,9 +117,20 @@ async def test_scored_criteria_count_their_points_over_ten_with_the_checks_in_on
     assert outcome.result.score == pytest.approx((2 * 0.9 + 0.4 + 1) / 4)
     assert outcome.result.verdict == "pass"
     assert not outcome.forces_fail
-    assert outcome.result.hits == ["accuracy (9/10): accuracy", "units: Mentions no units"]
-    assert outcome.result.misses == ["brevity (4/10): brevity"]
+    assert outcome.result.hits == ["accuracy (9/10)", "units: Mentions no units"]
+    assert outcome.result.misses == ["brevity (4/10)"]
     assert [entry["score"] for entry in (outcome.result.details or {})["scores"]] == [9, 4]
+
+
+async def test_a_miss_names_the_gate_it_missed_so_a_high_score_that_fails_says_why() -> None:
+    judge = ScriptedTarget(judge_replies=[marks({"accuracy": 6, "brevity": 10}, units=False)])
+    config = EvaluatorConfig(name="rubric", type="llm_judge", rubrics=SCORED)
+    outcome = await EVALUATORS.run(config, context_for("4", judge))
+    assert outcome.forces_fail
+    assert outcome.result.misses == [
+        "accuracy (6/10) [required: at least 7/10]",
+        "units: Mentions no units [required]",
+    ]
     [request] = judge.judge_requests()
     schema = request.options.json_schema
     assert schema == rubric_schema(SCORED)

@@ -54,3 +54,13 @@ async def test_calls_and_costs_are_filled_in_for_results_stored_before_their_col
     facts = await store.result_facts(run.id)
     assert (facts.candidate_calls, facts.judge_calls) == (2, 3)
     assert await store.run_spending(run.id) == pytest.approx(0.3)  # 0009 filled in the costs
+
+
+async def test_names_are_filled_in_for_runs_stored_before_their_column(store: RunStore) -> None:
+    run, _ = await store.create_run(make_new_run(), make_cases(1))  # spec's dataset: demo
+    async with store.engine.begin() as connection:  # back to before 0011, and up again
+        await connection.run_sync(_down_and_up, "0010")
+    after = await store.get_run(run.id)
+    assert after.name == "demo"
+    assert after.total == 1
+    assert await store.load_spec(run.id)  # the run row kept whole (no table copy)

@@ -27,6 +27,13 @@ def _number(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
+def _milliseconds(value: float | None) -> str:
+    """A latency: whole milliseconds, with a decimal below 10 ms (a mock answers in 0.2 ms)."""
+    if value is None:
+        return "–"
+    return f"{value:.1f}" if value < 10 else f"{value:.0f}"
+
+
 def _signed(value: float | None, digits: int = 3) -> str:
     return "–" if value is None else f"{value:+.{digits}f}"
 
@@ -52,7 +59,12 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(
-        percent=_percent, number=_number, signed=_signed, moment=_moment, pretty=_pretty
+        percent=_percent,
+        number=_number,
+        milliseconds=_milliseconds,
+        signed=_signed,
+        moment=_moment,
+        pretty=_pretty,
     )
     return env
 

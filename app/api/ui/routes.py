@@ -124,6 +124,7 @@ async def case_fragment(
         turn_pieces=views.turn_pieces,
         message_pieces=views.message_pieces,
         diff_lines=views.diff_lines,
+        failing_reasons=views.failing_reasons,
     )
 
 

@@ -51,6 +51,26 @@ def first_miss(record: dict[str, Any]) -> str:
     return str(misses[0]) if misses else str(record.get("error") or "")
 
 
+def failing_reasons(record: dict[str, Any], most: int = 5) -> list[str]:
+    """Why a case did not pass, from its graders: the misses of each grader that did not pass.
+
+    Empty for a pass. A case can fail with a high score (a required item missed): this is
+    what the top of its page says, so nobody has to read every grader to find out.
+    """
+    if record.get("verdict") == "pass" or record.get("status") == "passed":
+        return []
+    if record.get("error"):
+        return [str(record["error"])]
+    reasons: list[str] = []
+    for result in record.get("evaluator_results") or []:
+        details = result.get("details") or {}
+        if result.get("verdict") == "pass" and not details.get("required_unmet"):
+            continue
+        misses = result.get("misses") or [result.get("reasoning") or result.get("status")]
+        reasons.extend(f"{result.get('name')}: {miss}" for miss in misses if miss)
+    return reasons[:most]
+
+
 def percentiles(values: Sequence[float]) -> dict[int, float | None]:
     """The 50th, 90th and 99th percentiles of ``values`` (inclusive method)."""
     if not values:
@@ -206,6 +226,7 @@ def run_view(
         "run": run,
         "rows": chosen[page * ROWS_PER_PAGE : (page + 1) * ROWS_PER_PAGE],
         "matched": len(chosen),
+        "first_shown": page * ROWS_PER_PAGE + 1,
         "listed": len(rows),
         "query": replace(query, page=page),
         "pages": pages,
@@ -213,6 +234,10 @@ def run_view(
         "verdicts": charts.verdict_bar_svg(summary.counts if summary else {}),
         "graders": grader_rates(records),
         "latency": latency_percentiles(records),
+        # Planned judges are shown until a record says none was called (a regrade with
+        # deterministic graders only never calls one).
+        "judge_called": not records
+        or any((record.get("attempts") or {}).get("judge") for record in records),
         "cost": cost_totals(records),
     }
 
