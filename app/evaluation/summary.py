@@ -81,6 +81,11 @@ class RunSummary(BaseModel):
     )
     scores: ScoreStats = Field(default_factory=ScoreStats)
     histogram: list[HistogramBin] = Field(default_factory=list)
+    reviewed: int = Field(
+        0,
+        description="Cases a person gave a verdict: counts, scores and the histogram use "
+        "theirs (`PUT /runs/{id}/cases/{seq}/review`).",
+    )
     usage: RoleUsage = Field(default_factory=RoleUsage, description="Tokens per role, summed.")
     graders: dict[str, GraderStats] = Field(
         default_factory=dict,

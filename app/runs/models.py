@@ -54,6 +54,22 @@ class NewRun:
 
 
 @dataclass(frozen=True)
+class Review:
+    """A person's verdict on one case: it wins over the graders' in summaries and comparisons.
+
+    ``score`` is the person's score, or None to keep the graders' score with the new verdict.
+    ``reviewer`` is the key that set it (its id, as runs' owners), None with keys off.
+    """
+
+    seq: int
+    verdict: str
+    score: float | None
+    comment: str | None
+    reviewer: str | None
+    reviewed_at: datetime
+
+
+@dataclass(frozen=True)
 class NewCase:
     """One case to store with a new run."""
 

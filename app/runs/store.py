@@ -40,6 +40,7 @@ from app.runs.models import (
     RunInfo,
 )
 from app.runs.records_store import RecordsStore
+from app.runs.reviews_store import ReviewsStore
 from app.runs.store_base import aware, decode_cursor, encode_cursor, utc_now
 from app.runs.tables import CaseRow, EventRow, IdempotencyKeyRow, ResultRow, RunRow
 
@@ -74,7 +75,7 @@ def _run_info(row: RunRow) -> RunInfo:
     )
 
 
-class RunStore(RecordsStore):
+class RunStore(RecordsStore, ReviewsStore):
     """Async access to runs, cases, results, events, idempotency keys and cached replies."""
 
     @classmethod

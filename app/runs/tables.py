@@ -143,6 +143,20 @@ class CaseRow(Base):
     __table_args__ = (Index("ix_cases_run_id_pending_seq", "run_id", "pending", "seq"),)
 
 
+class ReviewRow(Base):
+    """A person's verdict on one case of a run, kept beside the graders' result."""
+
+    __tablename__ = "reviews"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    verdict: Mapped[str] = mapped_column(String(16))
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    comment: Mapped[str | None] = mapped_column(SafeText, nullable=True)
+    reviewer: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    reviewed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class ResultRow(Base):
     """The result record of one finished case; stored at most once per case."""
 

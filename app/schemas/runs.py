@@ -46,6 +46,11 @@ class RegradeRequest(BaseModel):
         examples=["default"],
     )
     cache: bool | None = Field(None, description="Response cache (default: the first run's).")
+    keep_reviews: bool = Field(
+        True,
+        description="Give the regrade the verdicts people set on the first run's cases "
+        "(false: the regrade's graders alone decide).",
+    )
 
 
 class RunProgress(BaseModel):

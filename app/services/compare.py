@@ -10,6 +10,7 @@ from app.evaluation.comparison import (
     compare_cases,
     paired_difference,
 )
+from app.runs.reviewed import STATUS_OF_VERDICT
 from app.schemas.compare import ComparisonCounts, RunComparison, RunSide
 from app.schemas.runs import RunObject
 from app.services.runs import RunService
@@ -64,6 +65,12 @@ async def compare_runs(
 
 
 def _outcome(record: dict[str, Any]) -> CaseOutcome:
+    """The case's outcome: a person's verdict (and score) where one reviewed it."""
+    review = record.get("review")
+    if review:
+        score = review["score"] if review["score"] is not None else record.get("score")
+        status = STATUS_OF_VERDICT[review["verdict"]]
+        return CaseOutcome(status=status, score=score, verdict=review["verdict"])
     return CaseOutcome(
         status=record["status"], score=record.get("score"), verdict=record.get("verdict")
     )

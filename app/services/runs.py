@@ -22,6 +22,7 @@ from app.evaluation.prepared import PreparedRun
 from app.evaluation.summary import RunSummary
 from app.runs.events import parse_last_event_id, stream_run_events
 from app.runs.models import NewCase, NewRun, RunInfo, StoredEvent
+from app.runs.reviewed import reviewed_facts, with_review
 from app.runs.spec import RunSpec, build_run_spec, case_definition
 from app.runs.store import RunStore
 from app.runs.summary import summarize_results
@@ -133,9 +134,16 @@ class RunService:
             use_cache=request.cache,
         )
 
-    async def _view(self, run: RunInfo) -> RunObject:
+    async def _view(self, run: RunInfo, reviewed: int = 0) -> RunObject:
+        """The run as the API shows it; with ``reviewed`` cases, its summary as reviewed."""
         summary = run.summary
-        if summary is None and run.done:
+        if reviewed:
+            facts = reviewed_facts(
+                await self._store.result_facts(run.id), await self._store.reviewed_outcomes(run.id)
+            )
+            reviewed_summary = summarize_results(facts).model_copy(update={"reviewed": reviewed})
+            summary = reviewed_summary.model_dump()
+        elif summary is None and run.done:
             summary = summarize_results(await self._store.result_facts(run.id)).model_dump()
         return RunObject(
             id=run.id,
@@ -160,13 +168,18 @@ class RunService:
             raise RunNotFound(f"no run has the id {run_id!r}")
         return run
 
+    async def owned(self, run_id: str, caller: str | None) -> RunInfo:
+        """The run, if ``caller`` may see it; else 404 (for services working on a run's parts)."""
+        return await self._owned(run_id, caller)
+
     async def runs_in_flight(self, caller: str | None) -> int:
         """The caller's runs queued or running now (everyone's when authentication is off)."""
         return await self._store.count_active_runs(caller)
 
     async def get(self, run_id: str, caller: str | None = None) -> RunObject:
-        """The run, with the summary of the cases finished so far."""
-        return await self._view(await self._owned(run_id, caller))
+        """The run, with the summary of the cases finished so far (as people reviewed them)."""
+        run = await self._owned(run_id, caller)
+        return await self._view(run, (await self._store.review_counts([run.id])).get(run.id, 0))
 
     async def list(
         self,
@@ -183,9 +196,9 @@ class RunService:
             cursor=cursor,
             owner=caller,
         )
-        return RunList(
-            runs=[await self._view(run) for run in page.items], next_cursor=page.next_cursor
-        )
+        reviewed = await self._store.review_counts([run.id for run in page.items])
+        runs = [await self._view(run, reviewed.get(run.id, 0)) for run in page.items]
+        return RunList(runs=runs, next_cursor=page.next_cursor)
 
     async def results(
         self,
@@ -223,8 +236,9 @@ class RunService:
         Parsed by orjson: the viewer reads every record of a run on each look.
         """
         await self._owned(run_id, caller)
+        reviews = await self._store.reviews(run_id)
         return [
-            NumberedRecord(seq=seq, record=orjson.loads(record))
+            NumberedRecord(seq=seq, record=with_review(orjson.loads(record), reviews.get(seq)))
             async for seq, record in self._store.iter_numbered_results(run_id)
         ]
 
@@ -235,12 +249,13 @@ class RunService:
             raise RunNotFound(f"run {run_id!r} has no case number {seq} (it has {run.total})")
         stored = await self._store.load_case(run_id, seq)
         record = await self._store.result_at(run_id, seq)
+        review = (await self._store.reviews(run_id)).get(seq)
         return CaseDetail(
             run_id=run_id,
             seq=seq,
             total=run.total,
             definition=json.loads(stored.definition),
-            record=json.loads(record) if record is not None else None,
+            record=with_review(json.loads(record), review) if record is not None else None,
             previous=seq - 1 if seq > 0 else None,
             next=seq + 1 if seq + 1 < run.total else None,
         )
@@ -292,6 +307,8 @@ class RunService:
             name=source.name,
         )
         run = await self._store.create_regrade_run(new_run, source.id)
+        if request.keep_reviews:
+            await self._store.copy_reviews(source.id, run.id)
         self._supervisor.submit(run.id)
         return await self._view(run)
 

@@ -350,3 +350,36 @@ def test_the_viewer_shows_a_key_only_its_own_runs(
     assert refused.startswith("404")
     assert cookies == []
     assert not [r for r in browser_page.requests if "key-" in r]
+
+
+def test_a_person_overrules_a_case_steps_on_and_finds_it_in_the_review_queue(
+    serve_offline: ServeOffline, browser_page: BrowserPage
+) -> None:
+    url = serve_offline(service_env())
+    page = browser_page.page
+    page.goto(f"{url}/ui")
+    run_id = finish(page, start_run(page, "base"))["id"]
+
+    page.goto(f"{url}/ui/runs/{run_id}/cases/1")
+    form = page.locator("form#review")
+    form.wait_for(timeout=TIMEOUT_MS)
+    form.locator("select[name=verdict]").select_option("fail")
+    form.locator("input[name=comment]").fill("Misses the order number.")
+    form.get_by_role("button", name="Save and next").click()
+    page.wait_for_url(f"{url}/ui/runs/{run_id}/cases/2")
+    page.goto(f"{url}/ui/runs/{run_id}/cases/1")
+    page.locator("#review-current").wait_for(timeout=TIMEOUT_MS)
+    current = page.locator("#review-current").inner_text()
+    shoot(page, "review")
+
+    page.goto(f"{url}/ui/runs/{run_id}?review=reviewed")
+    page.locator("#cases").wait_for(timeout=TIMEOUT_MS)
+    seqs = [row.get_attribute("data-seq") for row in page.locator("#cases tbody tr").all()]
+    note = page.locator("#reviewed-note").inner_text()
+    run = call(page, "GET", f"/runs/{run_id}")
+
+    assert "marked this case fail" in current
+    assert "Misses the order number." in current
+    assert seqs == ["1"]
+    assert "1 case(s) reviewed" in note
+    assert run["summary"]["reviewed"] == 1

@@ -84,6 +84,7 @@ async def run_fragment(
     verdict: Filter = "",
     missed: Filter = "",
     text: Filter = "",
+    review: Filter = "",
     sort: Filter = "seq",
     order: Filter = "",
     page: Annotated[int, Query(ge=0)] = 0,
@@ -96,12 +97,18 @@ async def run_fragment(
         verdict=verdict,
         missed=missed,
         text=text,
+        review=review if review in views.REVIEW_FILTERS else "",
         sort=sort if sort in views.SORT_KEYS else "seq",
         descending=order == "desc",
         page=page,
     )
     view = views.run_view(run, rows, query)
-    return render("run.html", root=request.scope.get("root_path", ""), **view)
+    return render(
+        "run.html",
+        root=request.scope.get("root_path", ""),
+        review_filters=views.REVIEW_FILTERS,
+        **view,
+    )
 
 
 @router.get(FRAGMENTS_PATH + "/runs/{run_id}/export.csv")

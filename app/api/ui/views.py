@@ -133,6 +133,7 @@ class CaseQuery:
     verdict: str = ""
     missed: str = ""
     text: str = ""
+    review: str = ""
     sort: str = "seq"
     descending: bool = False
     page: int = 0
@@ -145,6 +146,7 @@ class CaseQuery:
             "verdict": wanted.verdict,
             "missed": wanted.missed,
             "text": wanted.text,
+            "review": wanted.review,
             "sort": "" if wanted.sort == "seq" else wanted.sort,
             "order": "desc" if wanted.descending else "",
             "page": str(wanted.page) if wanted.page else "",
@@ -164,12 +166,23 @@ class CaseRow:
     missed: tuple[str, ...]
     first_miss: str
     answer: str
+    reviewed: str | None = None
+    """A person's verdict on the case, if one reviewed it."""
+    doubtful: bool = False
+    """Worth a person's look: a judge error, a borderline verdict, or graders that disagree."""
 
     def matches(self, query: CaseQuery) -> bool:
         """Whether the row passes every filter of ``query``."""
         text = query.text.lower()
+        review = {
+            "": True,
+            "to_review": self.doubtful and self.reviewed is None,
+            "reviewed": self.reviewed is not None,
+            "not_reviewed": self.reviewed is None,
+        }.get(query.review, True)
         return (
-            (not query.status or self.status == query.status)
+            review
+            and (not query.status or self.status == query.status)
             and (not query.verdict or self.verdict == query.verdict)
             and (not query.missed or query.missed in self.missed)
             and (not text or text in f"{self.eval_id} {self.first_miss} {self.answer}".lower())
@@ -203,7 +216,29 @@ def case_row(row: NumberedRecord) -> CaseRow:
         missed=missed,
         first_miss=first_miss(record),
         answer=(record.get("candidate_answer") or "")[:500],
+        reviewed=(record.get("review") or {}).get("verdict"),
+        doubtful=doubtful(record),
     )
+
+
+REVIEW_FILTERS = {
+    "to_review": "to review",
+    "reviewed": "reviewed",
+    "not_reviewed": "not reviewed",
+}
+"""The run page's review queue: cases worth a look and not reviewed yet, and the rest."""
+
+
+def doubtful(record: dict[str, Any]) -> bool:
+    """Whether a person should look: judge error, borderline, or graders that disagree."""
+    if record.get("status") in {"judge_error", "borderline"}:
+        return True
+    verdicts = {
+        result.get("verdict")
+        for result in record.get("evaluator_results") or []
+        if result.get("verdict") is not None
+    }
+    return "pass" in verdicts and "fail" in verdicts
 
 
 def run_view(

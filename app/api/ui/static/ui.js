@@ -309,7 +309,46 @@
     if (main.querySelector("#runs-table tr[data-active]")) state.poll = setTimeout(load, 2000);
   }
 
+  // The case page's review form: PUT the verdict (the service keeps the graders' beside it).
+  function wireReview() {
+    const form = main.querySelector("form#review");
+    if (!form) return;
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const data = new FormData(form);
+      const body = { verdict: data.get("verdict") };
+      if (data.get("score") !== "") body.score = Number(data.get("score"));
+      if (String(data.get("comment")).trim()) body.comment = String(data.get("comment")).trim();
+      try {
+        const response = await api(form.dataset.url, {
+          method: "PUT",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify(body),
+        });
+        if (!response.ok) return say(await problem(response));
+        const next = event.submitter && event.submitter.dataset.then === "next" && document.getElementById("next");
+        if (next) next.click();
+        else scheduleRefresh(0);
+      } catch (error) {
+        if (!(error instanceof NeedKey)) say(String(error));
+      }
+    });
+    const remove = main.querySelector("#review-remove");
+    if (remove) {
+      remove.addEventListener("click", async () => {
+        try {
+          const response = await api(form.dataset.url, { method: "DELETE" });
+          if (!response.ok) return say(await problem(response));
+          scheduleRefresh(0);
+        } catch (error) {
+          if (!(error instanceof NeedKey)) say(String(error));
+        }
+      });
+    }
+  }
+
   function wire() {
+    wireReview();
     wireTable();
     wireQuery();
     wirePicking();
