@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from app.api import compare as compare_routes
 from app.api import evaluate as evaluate_routes
 from app.api import format as format_routes
-from app.api import health, ops, reviews, run_docs, runs, targets
+from app.api import health, ops, report, reviews, run_docs, runs, targets
 from app.api import validate as validate_routes
 from app.api.openai_evals import files as openai_files
 from app.api.openai_evals import routes as openai_routes
@@ -26,6 +26,7 @@ api_router.include_router(evaluate_routes.router)
 api_router.include_router(compare_routes.router)
 api_router.include_router(runs.router)
 api_router.include_router(reviews.router)
+api_router.include_router(report.router)
 api_router.include_router(openai_routes.router)
 api_router.include_router(openai_files.router)
 

@@ -1,0 +1,68 @@
+"""Views of result records shared by the reports: arms, first misses, pass rates.
+
+An *arm* is one column of what a run compares: today the candidate target of the run (one
+arm); a matrix run (several targets or prompts) will name each record's arm in ``arm``, and
+every report groups by it already.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+Record = dict[str, Any]
+STATUSES = ("passed", "borderline", "failed", "judge_error", "error")
+
+
+def arm_of(record: Record) -> str:
+    """The arm of a record: its ``arm`` when a matrix run names one, else its target."""
+    return str(record.get("arm") or record.get("target") or "default")
+
+
+def by_arm(records: Iterable[Record]) -> dict[str, list[Record]]:
+    """Records grouped by arm, arms and records in first-seen order."""
+    groups: dict[str, list[Record]] = {}
+    for record in records:
+        groups.setdefault(arm_of(record), []).append(record)
+    return groups
+
+
+def status_counts(records: Sequence[Record]) -> dict[str, int]:
+    """Cases per status (every status present, zeros included)."""
+    counts = dict.fromkeys(STATUSES, 0)
+    for record in records:
+        status = str(record.get("status"))
+        counts[status] = counts.get(status, 0) + 1
+    return counts
+
+
+def pass_rate(records: Sequence[Record]) -> float | None:
+    """Share of records whose status is ``passed`` (None without records)."""
+    if not records:
+        return None
+    passed = sum(1 for record in records if record.get("status") == "passed")
+    return passed / len(records)
+
+
+def mean_score(records: Sequence[Record]) -> float | None:
+    """Mean score over the records that have one."""
+    scores = [float(r["score"]) for r in records if isinstance(r.get("score"), int | float)]
+    return sum(scores) / len(scores) if scores else None
+
+
+def first_miss(record: Record) -> str:
+    """What went wrong first: the error, else the first miss."""
+    if record.get("error"):
+        return str(record["error"])
+    misses = record.get("misses") or []
+    return str(misses[0]) if misses else ""
+
+
+def percent(value: float | None) -> str:
+    """``85.0%``, or a dash."""
+    return "–" if value is None else f"{value * 100:.1f}%"
+
+
+def number(value: float | None, digits: int = 3) -> str:
+    """A fixed-point number, or a dash."""
+    return "–" if value is None else f"{value:.{digits}f}"
