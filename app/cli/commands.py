@@ -16,7 +16,6 @@ from rich.prompt import Confirm
 
 from app.cli.client import ServiceClient
 from app.cli.display import RunDisplay, progress_line
-from app.cli.embedded import embedded_service
 from app.cli.follow import Tally, follow_run
 from app.cli.gate import Verdict, comparison_reason, regressed, run_verdict
 from app.cli.outputs import Links, Outputs, write_comparison_outputs, write_run_outputs
@@ -57,6 +56,9 @@ async def connect(
 ) -> AsyncIterator[tuple[ServiceClient, Links]]:
     """A client of the server, or of the service started here for the block's duration."""
     if connection.embedded:
+        # Imported here: the service's modules take seconds to load, a client needs none.
+        from app.cli.embedded import embedded_service
+
         async with embedded_service(embedded_root) as url:
             client = ServiceClient(url)
             try:
