@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from app.api.auth import CallerDep
@@ -26,7 +28,13 @@ router = APIRouter(prefix="/runs", tags=["runs"])
     },
 )
 async def run_report(
-    run_id: RunId, request: Request, runs: RunsDep, caller: CallerDep
+    run_id: RunId,
+    request: Request,
+    runs: RunsDep,
+    caller: CallerDep,
+    viewer_link: Annotated[
+        bool, Query(description="Link back to the run's page in the viewer (`/ui`).")
+    ] = True,
 ) -> HTMLResponse:
     """The run's summary, histogram, case table and each case's conversation, answer, graders.
 
@@ -36,4 +44,4 @@ async def run_report(
     run = await runs.get(run_id, caller.id)
     rows = await runs.numbered_records(run_id, caller.id)
     viewer = f"{str(request.base_url).rstrip('/')}{UI_PATH}/runs/{run_id}"
-    return report_response(run, rows, viewer_url=viewer)
+    return report_response(run, rows, viewer_url=viewer if viewer_link else None)

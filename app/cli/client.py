@@ -70,9 +70,10 @@ class ServiceClient:
         comparison: dict[str, Any] = response.json()
         return comparison
 
-    async def report_html(self, run_id: str) -> str:
+    async def report_html(self, run_id: str, *, viewer_link: bool) -> str:
         """``GET /runs/{id}/report.html``: the run's self-contained HTML report."""
-        return (await self._call("GET", f"/runs/{run_id}/report.html")).text
+        params = {"viewer_link": str(viewer_link).lower()}
+        return (await self._call("GET", f"/runs/{run_id}/report.html", params=params)).text
 
     async def events(self, run_id: str, last_event_id: str | None) -> AsyncIterator[Event]:
         """The run's events after ``last_event_id``, until the server ends the stream.

@@ -75,7 +75,9 @@ async def write_run_outputs(
         )
         _write(outputs.markdown, text)
     if outputs.html:
-        _write(outputs.html, await client.report_html(run["id"]))
+        # Embedded, the service ends with the command: no link to a page nobody can open.
+        html = await client.report_html(run["id"], viewer_link=links.viewer is not None)
+        _write(outputs.html, html)
 
 
 def write_comparison_outputs(

@@ -60,6 +60,10 @@ async def test_the_report_holds_every_case_and_nothing_external(
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert f'href="http://testserver/ui/runs/{run["id"]}"' in html
+    async with make_client(Settings(data_dir=tmp_path / "data")) as client:
+        bare = await client.get(f"/runs/{run['id']}/report.html?viewer_link=false")
+    assert "Open in the viewer" not in bare.text
+    assert "http://" not in bare.text
 
 
 async def test_another_key_gets_404_and_no_key_401(
