@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
 import re
 import signal
 import subprocess
@@ -148,3 +150,42 @@ def test_a_run_cancelled_elsewhere_exits_2(
     stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == EXIT_RUN_FAILED, stderr
     assert f"FAIL run {run_id[1]} ended cancelled" in stdout
+
+
+def test_ctrl_c_on_a_terminal_asks_before_cancelling(
+    service: str, suite_file: SuiteFile, service_env
+) -> None:
+    path = suite_file(cases=40)
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [EVALX, "run", str(path), "--server", service, "--target", "slow",
+         "--max-concurrency", "1"],
+        env=service_env, stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    os.close(terminal)
+    try:
+        assert process.stderr is not None
+        run_id = re.match(r"run (run_\w+): ", process.stderr.readline())
+        assert run_id
+        for line in process.stderr:
+            if line.startswith("progress: "):
+                break
+        process.send_signal(signal.SIGINT)
+        asked = ""
+        while "[y/n]" not in asked:
+            asked += process.stderr.read(1)
+        assert f"Cancel run {run_id[1]} on the server?" in asked
+        os.write(controller, b"n\n")
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        os.close(controller)
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == EXIT_INTERRUPTED, stderr
+    assert f"run {run_id[1]} keeps running on {service}" in stderr
+    # Declined: the run goes on on the server.
+    run = httpx.get(f"{service}/runs/{run_id[1]}").json()
+    assert run["status"] in ("queued", "running")
+    httpx.post(f"{service}/runs/{run_id[1]}/cancel").raise_for_status()
