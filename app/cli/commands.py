@@ -152,7 +152,7 @@ async def run_suite(connection: Connection, options: RunOptions, out: Console, e
             out.print(comparison_reason(comparison), highlight=False)
         await write_run_outputs(
             options.outputs, client, run, records,
-            suite_name=options.suite_name or _suite_name(options.suite, records, run_id),
+            suite_name=options.suite_name or _suite_name(options.suite, records, run),
             passed_gate=verdict.passed and not interrupted, links=links, comparison=comparison,
         )  # fmt: skip
         if interrupted:
@@ -161,11 +161,13 @@ async def run_suite(connection: Connection, options: RunOptions, out: Console, e
         return verdict.exit_code
 
 
-def _suite_name(suite: SuiteArgument, records: list[dict[str, Any]], run_id: str) -> str:
+def _suite_name(suite: SuiteArgument, records: list[dict[str, Any]], run: dict[str, Any]) -> str:
+    if run.get("name"):
+        return str(run["name"])
     datasets = {str(r.get("dataset")) for r in records if r.get("dataset")}
     if len(datasets) == 1:
         return datasets.pop()
-    return suite.path.stem if suite.path else PurePosixPath(suite.given).stem or run_id
+    return suite.path.stem if suite.path else PurePosixPath(suite.given).stem or str(run["id"])
 
 
 def _print_verdict(out: Console, verdict: Verdict) -> None:

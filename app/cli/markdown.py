@@ -122,8 +122,9 @@ def run_markdown(
     mark = "✅" if passed_gate else "❌"
     rate = percent(pass_rate(records))
     passed = sum(r.get("status") == "passed" for r in records)
+    title = f"{cell(run['name'])} (`{run['id']}`)" if run.get("name") else f"`{run['id']}`"
     lines = [
-        f"## {mark} Eval run `{run['id']}`: {passed}/{len(records)} passed ({rate})",
+        f"## {mark} Eval run {title}: {passed}/{len(records)} passed ({rate})",
         "",
         f"Status **{run['status']}** · target `{run.get('target')}` · judge "
         f"`{run.get('judge_target') or '–'}`",
