@@ -62,7 +62,10 @@ ViewerUrl = Annotated[
         show_default=False,
     ),
 ]
-FileOption = Annotated[Path | None, typer.Option(dir_okay=False, show_default=False)]
+MarkdownFile = Annotated[
+    Path | None,
+    typer.Option(dir_okay=False, help="Write a Markdown PR comment.", show_default=False),
+]
 BaseFrom = Annotated[
     Path | None,
     typer.Option(
@@ -158,10 +161,7 @@ def run(
         Path | None,
         typer.Option(dir_okay=False, help="Write a JUnit XML report.", show_default=False),
     ] = None,
-    markdown: Annotated[
-        Path | None,
-        typer.Option(dir_okay=False, help="Write a Markdown PR comment.", show_default=False),
-    ] = None,
+    markdown: MarkdownFile = None,
     json: Annotated[
         Path | None,
         typer.Option(
@@ -218,10 +218,7 @@ def compare(
     key: Key = None,
     embedded: Embedded = False,
     fail_on: FailOnOption = FailOn.none,
-    markdown: Annotated[
-        Path | None,
-        typer.Option(dir_okay=False, help="Write a Markdown PR comment.", show_default=False),
-    ] = None,
+    markdown: MarkdownFile = None,
     json: Annotated[
         Path | None,
         typer.Option(

@@ -109,14 +109,20 @@ def test_a_local_suite_goes_with_the_files_it_references(
     assert "never sent" not in json.dumps(record)
 
 
-def test_ctrl_c_cancels_the_run(service: str, suite_file: SuiteFile, service_env) -> None:
-    path = suite_file(cases=40)
-    process = subprocess.Popen(
+def start_slow_run(
+    path: Path, service: str, env: dict[str, str], stdin: int = subprocess.DEVNULL
+) -> subprocess.Popen[str]:
+    """``evalx run`` of 40 cases on the slow target, two at a time (about 6 s), started."""
+    return subprocess.Popen(
         [EVALX, "run", str(path), "--server", service, "--target", "slow",
          "--max-concurrency", "2"],
-        env=service_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
+        env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+
+
+def test_ctrl_c_cancels_the_run(service: str, suite_file: SuiteFile, service_env) -> None:
+    path = suite_file(cases=40)
+    process = start_slow_run(path, service, service_env)
     assert process.stderr is not None
     first = process.stderr.readline()
     run_id = re.match(r"run (run_\w+): 40 cases", first)
@@ -137,12 +143,7 @@ def test_a_run_cancelled_elsewhere_exits_2(
     service: str, suite_file: SuiteFile, service_env
 ) -> None:
     path = suite_file(cases=40)
-    process = subprocess.Popen(
-        [EVALX, "run", str(path), "--server", service, "--target", "slow",
-         "--max-concurrency", "2"],
-        env=service_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    process = start_slow_run(path, service, service_env)
     assert process.stderr is not None
     run_id = re.match(r"run (run_\w+): ", process.stderr.readline())
     assert run_id
@@ -157,12 +158,7 @@ def test_ctrl_c_on_a_terminal_asks_before_cancelling(
 ) -> None:
     path = suite_file(cases=40)
     controller, terminal = pty.openpty()
-    process = subprocess.Popen(
-        [EVALX, "run", str(path), "--server", service, "--target", "slow",
-         "--max-concurrency", "1"],
-        env=service_env, stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
+    process = start_slow_run(path, service, service_env, stdin=terminal)
     os.close(terminal)
     try:
         assert process.stderr is not None
