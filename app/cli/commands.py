@@ -7,7 +7,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -47,7 +47,6 @@ class RunOptions:
     fail_on_regression: bool
     outputs: Outputs
     suite_name: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @asynccontextmanager

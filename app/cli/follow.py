@@ -13,8 +13,8 @@ import httpx
 
 from app.cli.client import ServiceClient
 from app.cli.problems import ClientError
+from app.cli.records import ERROR_STATUSES
 
-ERROR_STATUSES = ("error", "judge_error")
 MAX_SILENT_RECONNECTS = 20
 """Reconnections in a row that bring no event before the command gives up."""
 

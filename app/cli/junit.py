@@ -13,12 +13,11 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
-from app.cli.records import Record, by_arm, first_miss, number
+from app.cli.records import ERROR_STATUSES, Record, by_arm, first_miss, number
 
 # Characters XML 1.0 allows: tab, newline, carriage return and everything from space up,
 # less the surrogates and U+FFFE/U+FFFF.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-ERROR_STATUSES = ("error", "judge_error")
 
 
 def _text(value: Any) -> str:

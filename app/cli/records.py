@@ -12,6 +12,8 @@ from typing import Any
 
 Record = dict[str, Any]
 STATUSES = ("passed", "borderline", "failed", "judge_error", "error")
+ERROR_STATUSES = ("error", "judge_error")
+"""Cases that could not be graded: errors, not failures, in the reports."""
 
 
 def arm_of(record: Record) -> str:
