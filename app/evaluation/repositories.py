@@ -24,6 +24,8 @@ import tempfile
 import weakref
 from pathlib import Path
 
+from app.evaluation.links import LinkRefused, copy_without_links
+from app.sandbox.folders import new_folder
 from app.settings.git import git_environment, parse_url
 from app.suites.model import WorkspaceRepo
 
@@ -59,9 +61,9 @@ class RepoCheckouts:
                 f"repository {_name(repo)!r}: {repo.path!r} already holds files of the template"
             )
         try:
-            await asyncio.to_thread(
-                shutil.copytree, checkout, target, symlinks=True, dirs_exist_ok=True
-            )
+            await asyncio.to_thread(copy_without_links, checkout, target, dirs_exist_ok=True)
+        except LinkRefused as exc:
+            raise RepositoryError(f"repository {_name(repo)!r}: {exc}") from None
         except OSError as exc:
             raise RepositoryError(
                 f"repository {_name(repo)!r} could not be copied: {exc}"
@@ -81,7 +83,7 @@ class RepoCheckouts:
 
     def _new_folder(self) -> Path:
         if self._folder is None:
-            self._folder = Path(tempfile.mkdtemp(prefix="eval-repos-"))
+            self._folder = new_folder("repos")
             weakref.finalize(self, shutil.rmtree, self._folder, True)
         return Path(tempfile.mkdtemp(dir=self._folder))
 

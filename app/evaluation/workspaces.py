@@ -22,14 +22,15 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from app.evaluation.links import LinkRefused, copy_without_links
 from app.evaluation.repositories import RepoCheckouts, RepositoryError
 from app.evaluators.programs import ProgramError, ProgramRunner
+from app.sandbox import new_folder
 from app.suites.model import Workspace, WorkspaceHook
 
 logger = logging.getLogger("app.evaluation")
@@ -118,7 +119,7 @@ async def case_workspace(
         WorkspaceError: The template could not be copied, a repository could not be
             checked out or a ``before_*`` hook failed.
     """
-    folder = Path(tempfile.mkdtemp(prefix="eval-workspace-"))
+    folder = new_folder("workspace")
     path = folder / "workspace"
     finished = False
     try:
@@ -129,6 +130,8 @@ async def case_workspace(
                 await checkouts.place(repo, path)
             except RepositoryError as exc:
                 raise WorkspaceError(str(exc)) from None
+        if programs is not None:  # hooks and graders run as the sandbox's user
+            await asyncio.to_thread(programs.sandbox.hand_over, path)
         for name, hook in (("before_all", spec.before_all), ("before_each", spec.before_each)):
             if hook is not None:
                 await _run_hook(name, hook, programs, path, case_id)
@@ -151,7 +154,9 @@ def _copy(template: str | None, path: Path) -> None:
         path.mkdir()
         return
     try:
-        shutil.copytree(template, path, symlinks=True)
+        copy_without_links(Path(template), path)
+    except LinkRefused as exc:
+        raise WorkspaceError(f"the workspace template {template!r}: {exc}") from None
     except OSError as exc:
         raise WorkspaceError(
             f"the workspace template {template!r} could not be copied: {exc}"
@@ -173,6 +178,7 @@ async def _run_hook(
             argv,
             json.dumps(stdin).encode(),
             folder=Path(hook.cwd) if hook.cwd else None,
+            workspace=path,
         )
     except ProgramError as exc:
         raise WorkspaceError(f"workspace hook {name!r} failed: {exc.detail}") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from app.evaluators.config import EvaluatorConfig
@@ -68,8 +69,11 @@ class JudgeClient(Protocol):
 class ProgramTargets(Protocol):
     """A code grader program's way to the targets (``app.providers.target_proxy``)."""
 
-    def serving(self) -> AbstractAsyncContextManager[dict[str, str]]:
-        """Open it for the length of the block; yields the program's environment variables."""
+    def serving(self, url: str) -> AbstractAsyncContextManager[tuple[dict[str, str], Path]]:
+        """Open it for the block: yields the program's variables and the proxy's socket.
+
+        The variables name ``url``, which the sandbox forwards to the socket.
+        """
         ...
 
     def facts(self) -> dict[str, int]:

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from app.evaluators.config import EvaluatorConfig
 
 Family = Literal["deterministic", "model", "metric", "structure", "code", "agent"]
 
@@ -289,3 +292,34 @@ KNOWN_OPTION_KEYS: frozenset[str] = frozenset(
 ) | {"transform", "provider", "rubricPrompt", "preprocessors"}
 """Keys that mean something for some grader: on a type that does not read them they are
 refused (the author meant something), while keys nobody knows are kept and reported."""
+
+
+PROGRAM_AGGREGATORS = frozenset({"code_judge"})
+"""Aggregators that run a program (their spelling is read through ``AGGREGATOR_ALIASES``)."""
+
+
+def program_reason(config: EvaluatorConfig) -> str | None:
+    """Why ``config`` (or one of its children) would run a program or call out; None if not.
+
+    A program or an endpoint chosen by a request would run on the service's host, so the
+    places that take graders from a request (a regrade) refuse what this names.
+    """
+    found, _ = find_type(config.type)
+    if found is not None and found.family == "code":
+        return f"type {config.type!r} runs a program or calls an endpoint"
+    if config.prompt_program is not None:
+        return "its prompt_program runs a program"
+    if config.command or config.cwd is not None:
+        return "it names a program (command/cwd)"
+    aggregator = config.aggregator
+    if aggregator is not None:
+        kind = type_key(aggregator.type)
+        if AGGREGATOR_ALIASES.get(kind, kind) in PROGRAM_AGGREGATORS or aggregator.command:
+            return f"its aggregator {aggregator.type!r} runs a program"
+        if (aggregator.model_extra or {}).get("cwd") is not None:
+            return "its aggregator names a program folder (cwd)"
+    for child in config.evaluators:
+        reason = program_reason(child)
+        if reason is not None:
+            return f"its child {child.name!r}: {reason}"
+    return None

@@ -1,8 +1,9 @@
 """``code_judge``: a program reads the case and the answer as JSON on stdin and prints a result.
 
-It runs through ``programs.ProgramRunner`` (no shell, time limit, scratch folder, capped
-output), only when the operator enables code graders and only for graders read from a suite
-under a workspace root (their ``cwd`` is then that folder). The payload follows AgentV's
+It runs through ``programs.ProgramRunner`` (in the sandbox: no shell, time limit, scratch
+folder, capped output, the case's workspace writable), only when the operator enables code
+graders and only for graders read from a suite under a workspace root (their ``cwd`` is then
+that folder). The payload follows AgentV's
 code-grader wire format (snake_case):
 
 ``question``, ``criteria`` (the expected outcome), ``expected_output`` (expected messages,
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from app.evaluators.config import EvaluatorConfig
 from app.evaluators.programs import ProgramError, ProgramRunner
 from app.evaluators.results import EvaluatorResult
 from app.evaluators.verdicts import verdict_for
+from app.sandbox import PROXY_URL
 
 DISABLED = (
     "code graders are not enabled on this service: the operator turns them on with "
@@ -157,12 +160,22 @@ def placed_program(
     return context.programs, Path(config.cwd)
 
 
+def _workspace(context: EvaluationContext) -> Path | None:
+    """The case's workspace folder, which the program may read and change."""
+    return Path(context.workspace_path) if context.workspace_path else None
+
+
 async def program_prompt(config: EvaluatorConfig, context: EvaluationContext) -> str:
     """The judge prompt a grader's ``prompt_program`` prints for this case and answer."""
     assert config.prompt_program is not None
     programs, folder = placed_program(config, context)
     stdin = json.dumps(case_payload(context, config.prompt_program.config), ensure_ascii=False)
-    ran = await programs.run(config.prompt_program.command, stdin.encode(), folder=folder)
+    ran = await programs.run(
+        config.prompt_program.command,
+        stdin.encode(),
+        folder=folder,
+        workspace=_workspace(context),
+    )
     prompt = ran.stdout.strip()
     if not prompt:
         raise ProgramError("the judge prompt program printed no prompt")
@@ -178,9 +191,10 @@ class CodeJudgeEvaluator:
         """Grade with the program; a refusal or a broken result is an ``error`` result."""
         programs, folder = placed_program(config, context)
         stdin = json.dumps(payload(config, context), ensure_ascii=False).encode()
+        run = partial(programs.run, folder=folder, workspace=_workspace(context))
         proxy = None
         if config.target_access is None:
-            ran = await programs.run(config.command, stdin, folder=folder)
+            ran = await run(config.command, stdin)
         elif context.program_targets is None:
             raise ProgramError("a code grader's program cannot call targets here ('target')")
         else:
@@ -191,8 +205,8 @@ class CodeJudgeEvaluator:
                 resolve=context.resolve_judge,
                 target_names=context.target_names,
             )
-            async with proxy.serving() as env:
-                ran = await programs.run(config.command, stdin, folder=folder, env=env)
+            async with proxy.serving(PROXY_URL) as (env, socket):
+                ran = await run(config.command, stdin, env=env, proxy_socket=socket)
         found = read_result(ran.stdout)
         score = found["score"]
         return EvaluatorOutcome(

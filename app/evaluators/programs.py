@@ -1,38 +1,43 @@
-"""Run an operator-trusted grader program: no shell, a time limit, a scratch folder, capped output.
+"""Run a grader program a suite names, confined in the sandbox, and read what it printed.
 
-``ProgramRunner.run`` starts ``argv`` directly (no shell, so nothing in it is shell syntax),
-writes the payload to its stdin, and returns its stdout. The program runs in a fresh
-temporary working folder (also its ``HOME`` and ``TMPDIR``, deleted afterwards) with a clean
-environment (``PATH``, ``LANG`` and the caller's ``env``); arguments that name files of the
-grader's folder (``../scripts/check.py``) are made absolute so they still resolve. Its whole
-process group is killed when the time limit runs out, when its stdout or stderr pass the cap,
-or when the caller is cancelled. Every refusal is a ``ProgramError`` saying why: the program
-was not found or not executable, the folder is outside the allowed roots, it timed out, it
-wrote too much, it exited non-zero (with the tail of its stderr).
+``ProgramRunner.run`` resolves ``argv`` (no shell, so nothing in it is shell syntax;
+arguments naming files of the grader's folder, ``../scripts/check.py``, made absolute so they
+still resolve) and runs it through ``app.sandbox`` (bubblewrap: its own namespaces, a
+read-only runtime, its folder read-only, a fresh scratch folder as working folder, ``HOME``
+and ``TMPDIR``, a case workspace when it has one, no network, resource limits, its whole
+process tree killed at the time limit, output capped and scrubbed of every configured
+secret). Every refusal is a ``ProgramError`` saying why: the sandbox cannot start here, the
+program was not found or lies outside what the sandbox shows, the folder is outside the
+allowed roots, it timed out, it wrote too much, it exited non-zero (with the tail of its
+stderr).
 
-Code graders (``code_judge``) and composite code aggregators use it; anything else that runs
-a grader program (a ``python`` grader's source, written into the folder with ``files``)
-goes through it too.
+Code graders (``code_judge``), composite code aggregators, judge prompt programs, workspace
+hooks and the ``/v1`` ``python`` grader use it; nothing else starts a program a suite names.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import shutil
-import signal
-import tempfile
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.errors import EvaluatorConfigError
+from app.sandbox import (
+    Identity,
+    Limits,
+    Mounts,
+    Sandbox,
+    SandboxError,
+    SandboxUnavailable,
+    new_folder,
+)
+from app.sandbox.sandbox import DEFAULT_RUNTIME
+from app.sandbox.scrub import secret_list
 from app.settings import Settings
 
 STDERR_TAIL = 2000
-_CHUNK = 65536
 
 
 class ProgramError(EvaluatorConfigError):
@@ -41,7 +46,7 @@ class ProgramError(EvaluatorConfigError):
 
 @dataclass(frozen=True)
 class ProgramResult:
-    """What a finished program wrote, and how long it took."""
+    """What a finished program wrote (secrets scrubbed), and how long it took."""
 
     stdout: str
     stderr: str
@@ -53,62 +58,39 @@ def _inside(path: Path, roots: Sequence[Path]) -> bool:
     return any(resolved.is_relative_to(root.resolve()) for root in roots)
 
 
-REAP_SECONDS = 5.0
-"""Longest wait for a killed program's pipes to close."""
-
-
-def _kill(process: asyncio.subprocess.Process) -> None:
-    if process.returncode is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-
-
-async def _reap(process: asyncio.subprocess.Process) -> None:
-    """Wait for a killed program, reading what its pipes still hold.
-
-    The wait ends only once the pipes are closed, and a pipe left unread after the output cap
-    never reaches its end: drained (the program is dead, so there is at most a pipe's
-    buffer), both close; the time limit guards against a descendant that left the group.
-    """
-    with contextlib.suppress(TimeoutError, ProcessLookupError, OSError):
-        async with asyncio.timeout(REAP_SECONDS):
-            for stream in (process.stdout, process.stderr):
-                if stream is not None:
-                    while await stream.read(_CHUNK):
-                        pass
-            await process.wait()
-
-
-class _OutputTooLarge(Exception):
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.stream = stream
-
-
-async def _read_capped(stream: asyncio.StreamReader, limit: int, name: str) -> bytes:
-    data = bytearray()
-    while chunk := await stream.read(_CHUNK):
-        data.extend(chunk)
-        if len(data) > limit:
-            raise _OutputTooLarge(name)
-    return bytes(data)
+def sandbox_from_settings(settings: Settings) -> Sandbox:
+    """The operator's sandbox: limits, runtime, user and the secrets to scrub."""
+    limits = Limits(
+        cpu_seconds=settings.sandbox_cpu_seconds,
+        memory_bytes=settings.sandbox_memory_bytes,
+        processes=settings.sandbox_max_processes,
+        file_bytes=settings.sandbox_max_file_bytes,
+        open_files=settings.sandbox_max_open_files,
+        tmp_bytes=settings.sandbox_tmp_bytes,
+    )
+    return Sandbox(
+        limits=limits,
+        runtime=(*DEFAULT_RUNTIME, *settings.sandbox_runtime),
+        identity=Identity(uid=settings.sandbox_uid, gid=settings.sandbox_uid),
+        secrets=secret_list(settings.secret_values()),
+    )
 
 
 @dataclass(frozen=True)
 class ProgramRunner:
-    """Runs grader programs under the operator's limits.
+    """Runs grader programs in the sandbox, under the operator's limits.
 
     Attributes:
         roots: Folders a grader's own folder must lie in (the workspace roots).
         timeout_seconds: Time limit of one run.
         max_output_bytes: Most bytes the program may write to stdout (and to stderr).
-        path: The ``PATH`` the program sees.
+        sandbox: The sandbox every program runs in.
     """
 
     roots: tuple[Path, ...]
     timeout_seconds: float = 30.0
     max_output_bytes: int = 1024 * 1024
-    path: str = "/usr/local/bin:/usr/bin:/bin"
+    sandbox: Sandbox = field(default_factory=Sandbox)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ProgramRunner | None:
@@ -119,11 +101,16 @@ class ProgramRunner:
             roots=tuple(settings.workspace_roots),
             timeout_seconds=settings.code_grader_timeout_seconds,
             max_output_bytes=settings.code_grader_max_output_bytes,
-            path=settings.program_path(),
+            sandbox=sandbox_from_settings(settings),
         )
 
-    def resolve_argv(self, argv: Sequence[str], folder: Path | None) -> list[str]:
+    def resolve_argv(
+        self, argv: Sequence[str], folder: Path | None, shown: Sequence[Path] = ()
+    ) -> list[str]:
         """``argv`` with items naming existing files of ``folder`` made absolute.
+
+        ``shown`` are other folders the program sees (a case workspace): an absolute program
+        path must lie in one of them, in ``folder`` or in the sandbox's runtime.
 
         Raises:
             ProgramError: Empty argv, a folder outside the roots, or a program not found.
@@ -131,9 +118,7 @@ class ProgramRunner:
         if not argv:
             raise ProgramError("the grader has no command")
         if folder is not None and not _inside(folder, self.roots):
-            raise ProgramError(
-                f"the grader's folder {str(folder)!r} is outside the workspace roots"
-            )
+            raise ProgramError("the grader's folder is outside the workspace roots")
         resolved = list(argv)
         if folder is not None:
             for index, item in enumerate(resolved):
@@ -142,11 +127,24 @@ class ProgramRunner:
                 if relative and candidate.is_file() and _inside(candidate, self.roots):
                     resolved[index] = str(candidate.resolve())
         program = resolved[0]
-        if os.sep in program:
-            if not os.access(program, os.X_OK) or not Path(program).is_file():
-                raise ProgramError(f"the grader program {argv[0]!r} is not an executable file")
-        elif shutil.which(program, path=self.path) is None:
-            raise ProgramError(f"the grader program {program!r} was not found on the PATH")
+        if os.sep not in program:
+            if shutil.which(program, path=self.sandbox.path) is None:
+                raise ProgramError(
+                    f"the grader program {program!r} was not found on the sandbox's PATH "
+                    f"({self.sandbox.path})"
+                )
+            return resolved
+        places = [*shown, *([folder] if folder is not None else [])]
+        absolute = os.path.normpath(program)
+        if not os.path.isabs(program) or not (
+            self.sandbox.visible(absolute) or _inside(Path(absolute), places)
+        ):
+            raise ProgramError(
+                f"the grader program {argv[0]!r} is not in the sandbox: name a program of its "
+                "runtime (python3, node...) or a file of the grader's folder"
+            )
+        if not os.access(program, os.X_OK) or not Path(program).is_file():
+            raise ProgramError(f"the grader program {argv[0]!r} is not an executable file")
         return resolved
 
     async def run(
@@ -157,84 +155,61 @@ class ProgramRunner:
         folder: Path | None = None,
         env: Mapping[str, str] | None = None,
         files: Mapping[str, str] | None = None,
+        workspace: Path | None = None,
+        proxy_socket: Path | None = None,
     ) -> ProgramResult:
-        """Run ``argv`` on ``stdin`` and return its output; refusals raise ``ProgramError``.
+        """Run ``argv`` on ``stdin`` in the sandbox and return its output.
 
         Args:
             argv: The program and its arguments (never given to a shell).
             stdin: Bytes written to the program's standard input.
-            folder: The grader's folder: relative file arguments resolve against it.
+            folder: The grader's folder (read-only): relative file arguments resolve in it.
             env: Extra environment variables.
             files: Files written into the working folder first (name -> text).
+            workspace: The case's workspace folder (writable), when it has one.
+            proxy_socket: The target proxy's socket, reached at ``127.0.0.1`` inside.
+
+        Raises:
+            ProgramError: The program may not run, could not run or failed.
         """
-        command = self.resolve_argv(argv, folder)
-        workdir = Path(tempfile.mkdtemp(prefix="eval-grader-"))
+        shown = (workspace,) if workspace is not None else ()
+        command = self.resolve_argv(argv, folder, shown)
+        mounts = self._mounts(folder, shown, files or {}, proxy_socket)
         try:
-            for name, text in (files or {}).items():
-                (workdir / Path(name).name).write_text(text, encoding="utf-8")
-            environment = {"PATH": self.path, "LANG": "C.UTF-8", "HOME": str(workdir)}
-            environment |= {"TMPDIR": str(workdir), **(env or {})}
-            return await self._run(command, stdin, workdir, environment)
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
-
-    async def _run(
-        self, command: list[str], stdin: bytes, workdir: Path, env: dict[str, str]
-    ) -> ProgramResult:
-        started = time.perf_counter()
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *command,
-                cwd=str(workdir),
+            finished = await self.sandbox.run(
+                command,
+                stdin,
+                mounts,
                 env=env,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
+                timeout_seconds=self.timeout_seconds,
+                max_output_bytes=self.max_output_bytes,
             )
-        except OSError as exc:
-            raise ProgramError(f"the grader program {command[0]!r} could not start: {exc}") from exc
-        try:
-            async with asyncio.timeout(self.timeout_seconds):
-                stdout, stderr = await self._communicate(process, stdin)
-                code = await process.wait()
-        except TimeoutError:
-            raise ProgramError(
-                f"the grader program timed out after {self.timeout_seconds:g} s"
-            ) from None
-        except _OutputTooLarge as exc:
-            raise ProgramError(
-                f"the grader program wrote more than {self.max_output_bytes} bytes to {exc.stream}"
-            ) from None
+        except SandboxUnavailable as exc:
+            raise ProgramError(str(exc)) from None
+        except SandboxError as exc:
+            raise ProgramError(f"the grader program {exc}") from None
         finally:
-            _kill(process)
-            await asyncio.shield(_reap(process))
-        err = stderr.decode("utf-8", "replace")
-        if code != 0:
-            tail = err.strip()[-STDERR_TAIL:] or "(no output on stderr)"
-            raise ProgramError(f"the grader program exited with code {code}: {tail}")
-        elapsed = (time.perf_counter() - started) * 1000
-        return ProgramResult(stdout.decode("utf-8", "replace"), err, elapsed)
+            shutil.rmtree(mounts.workdir, ignore_errors=True)
+        if finished.code != 0:
+            tail = finished.stderr.strip()[-STDERR_TAIL:] or "(no output on stderr)"
+            raise ProgramError(f"the grader program exited with code {finished.code}: {tail}")
+        return ProgramResult(finished.stdout, finished.stderr, finished.elapsed_ms)
 
-    async def _communicate(
-        self, process: asyncio.subprocess.Process, stdin: bytes
-    ) -> tuple[bytes, bytes]:
-        assert process.stdout is not None
-        assert process.stderr is not None
-
-        async def feed() -> None:
-            assert process.stdin
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                process.stdin.write(stdin)
-                await process.stdin.drain()
-            process.stdin.close()
-
-        limit = self.max_output_bytes
-        try:
-            async with asyncio.TaskGroup() as group:
-                group.create_task(feed())
-                out = group.create_task(_read_capped(process.stdout, limit, "stdout"))
-                err = group.create_task(_read_capped(process.stderr, limit, "stderr"))
-        except BaseExceptionGroup as failed:
-            raise failed.exceptions[0] from None
-        return out.result(), err.result()
+    def _mounts(
+        self,
+        folder: Path | None,
+        shown: tuple[Path, ...],
+        files: Mapping[str, str],
+        proxy_socket: Path | None,
+    ) -> Mounts:
+        """A fresh scratch folder holding ``files``, and what the program sees besides it."""
+        workdir = new_folder("grader")
+        for name, text in files.items():
+            (workdir / Path(name).name).write_text(text, encoding="utf-8")
+        self.sandbox.hand_over(workdir)
+        return Mounts(
+            workdir=workdir,
+            writable=shown,
+            read_only=(folder.resolve(),) if folder is not None else (),
+            proxy_socket=proxy_socket,
+        )

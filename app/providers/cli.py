@@ -17,23 +17,20 @@ killed on timeout or when the caller is cancelled.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
 import posixpath
 import re
 import shlex
 import shutil
-import signal
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from app.providers.agent_output import parse_agent_output
 from app.providers.base import ProviderKind, ProviderRequest, ProviderResponse
-from app.providers.errors import ProviderError, ProviderTimeout, redact
+from app.providers.errors import ProviderError, ProviderReplyTooLarge, ProviderTimeout, redact
 from app.providers.preview import ProviderPreview
+from app.sandbox.folders import new_folder
+from app.sandbox.process import OutputTooLarge, run_command
 from app.settings.targets import CliTarget
 
 PROMPT_FILE = "{PROMPT_FILE}"
@@ -41,6 +38,8 @@ OUTPUT_FILE = "{OUTPUT_FILE}"
 EVAL_ID = "{EVAL_ID}"
 FILES = "{FILES}"
 _STDERR_TAIL = 2000
+DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024 * 1024
+"""Most bytes a program may write to stdout (or stderr, or its output file) by default."""
 _PLACEHOLDER = re.compile(
     r"\{(?:PROMPT_FILE|OUTPUT_FILE|EVAL_ID|PROMPT|GUIDELINES|ATTEMPT|FILES)\}"
 )
@@ -96,19 +95,16 @@ def clean_environment(path: str, home: str, extra: Mapping[str, str]) -> dict[st
     return {"PATH": path, "HOME": home, "LANG": "C.UTF-8", **extra}
 
 
-def _kill_group(process: asyncio.subprocess.Process) -> None:
-    if process.returncode is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-
-
 class CliAdapter:
     """One operator-defined command, run once per call."""
 
     kind: ProviderKind = "agent"
 
-    def __init__(self, target: CliTarget, *, path: str) -> None:
+    def __init__(
+        self, target: CliTarget, *, path: str, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
+    ) -> None:
         self.target = target
+        self._max_output = max_output_bytes
         self.name = target.name
         self._argv = target.argv()
         self._path = path
@@ -132,7 +128,7 @@ class CliAdapter:
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Run the command on the question; kill it on timeout or cancellation."""
-        workdir = Path(tempfile.mkdtemp(prefix="eval-cli-"))
+        workdir = new_folder("cli")
         try:
             return await self._run(request, workdir)
         finally:
@@ -160,18 +156,15 @@ class CliAdapter:
             files_format=self.target.files_format,
         )
         started = time.perf_counter()
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=str(request.workspace or self.target.cwd or workdir),
-            env=clean_environment(self._path, str(workdir), self.target.env),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
         try:
-            async with asyncio.timeout(self.target.timeout_seconds):
-                stdout, stderr = await process.communicate()
+            exited = await run_command(
+                argv,
+                b"",
+                cwd=Path(request.workspace or self.target.cwd or workdir),
+                env=clean_environment(self._path, str(workdir), self.target.env),
+                timeout_seconds=self.target.timeout_seconds,
+                max_output_bytes=self._max_output,
+            )
         except TimeoutError:
             raise ProviderTimeout(
                 f"target {self.name!r}: CLI provider timed out after "
@@ -179,12 +172,13 @@ class CliAdapter:
                 target=self.name,
                 retryable=False,
             ) from None
-        finally:
-            _kill_group(process)
-            if process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    await asyncio.shield(process.wait())
-        return self._response(process.returncode, stdout, stderr, output_file, started)
+        except OutputTooLarge as exc:
+            raise ProviderReplyTooLarge(
+                f"target {self.name!r}: the program wrote more than {self._max_output} bytes "
+                f"to {exc.stream} (EVAL_CLI_MAX_OUTPUT_BYTES)",
+                target=self.name,
+            ) from None
+        return self._response(exited.code, exited.stdout, exited.stderr, output_file, started)
 
     def _response(
         self, code: int | None, stdout: bytes, stderr: bytes, output_file: Path, started: float
@@ -195,7 +189,14 @@ class CliAdapter:
                 f"target {self.name!r}: {redact(message, self._secrets)} (exit code {code})",
                 target=self.name,
             )
-        if output_file.is_file() and output_file.stat().st_size > 0:
+        size = output_file.stat().st_size if output_file.is_file() else 0
+        if size > self._max_output:
+            raise ProviderReplyTooLarge(
+                f"target {self.name!r}: its output file holds more than {self._max_output} "
+                "bytes (EVAL_CLI_MAX_OUTPUT_BYTES)",
+                target=self.name,
+            )
+        if size > 0:
             text = output_file.read_text(encoding="utf-8", errors="replace")
             source = "output_file"
         else:

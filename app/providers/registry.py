@@ -55,6 +55,7 @@ class AdapterOptions:
     timeout_seconds: float
     cli_path: str
     max_reply_bytes: int
+    cli_max_output_bytes: int = 16 * 1024 * 1024
 
     def http(self) -> dict[str, Any]:
         """The keyword arguments of every HTTP adapter."""
@@ -73,7 +74,9 @@ ADAPTERS: dict[str, AdapterFactory] = {
     "azure": lambda config, options: AzureAdapter(config, **options.http()),
     "anthropic": lambda config, options: AnthropicAdapter(config, **options.http()),
     "gemini": lambda config, options: GeminiAdapter(config, **options.http()),
-    "cli": lambda config, options: CliAdapter(config, path=options.cli_path),
+    "cli": lambda config, options: CliAdapter(
+        config, path=options.cli_path, max_output_bytes=options.cli_max_output_bytes
+    ),
 }
 """Each provider's adapter factory (its config is the ``TargetConfig`` of that provider)."""
 
@@ -96,6 +99,7 @@ class ProviderRegistry:
             connector=None,
             timeout_seconds=settings.provider_attempt_timeout_seconds,
             cli_path=settings.program_path(),
+            cli_max_output_bytes=settings.cli_max_output_bytes,
             max_reply_bytes=settings.provider_max_reply_bytes,
         )
         # Every configured secret: a reply echoing any of them has it removed.

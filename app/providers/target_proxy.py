@@ -1,4 +1,4 @@
-"""A code grader's door to the targets: an HTTP server on 127.0.0.1 for one program's run.
+"""A code grader's door to the targets: an HTTP server on a Unix socket for one program's run.
 
 A code grader given ``target: {max_calls: N}`` (``target: true``: 50 calls) may ask the
 service's targets while its program runs, the way AgentV's SDK does (``createTargetClient``):
@@ -17,14 +17,18 @@ the case's judge calls (limited, retried and counted like the judge's own); ever
 counts against ``max_calls``, a failed one too. Refusals answer ``{error}``: 401 without the
 token, 429 past ``max_calls`` (a batch is refused whole before any call), 400 for a request
 without ``question`` or naming an unknown target (not sent, not counted), 502 when the
-target's call failed. The server binds loopback only and closes when the program ends.
+target's call failed. Calls are counted before they are sent, so concurrent requests never
+pass ``max_calls`` together. The server listens on a Unix socket that the sandbox forwards
+its own ``127.0.0.1`` port to (``app.sandbox``), and closes when the program ends.
 """
 
 from __future__ import annotations
 
 import secrets
+import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, Protocol
 
 from aiohttp import web
@@ -32,6 +36,7 @@ from aiohttp import web
 from app.formatting.messages import ChatMessage
 from app.providers.base import CallRole, ProviderRequest, ProviderResponse
 from app.providers.errors import ProviderError
+from app.sandbox.folders import new_folder
 
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 URL_VARIABLES = ("AGENTV_TARGET_PROXY_URL", "AGENTV_PROVIDER_PROXY_URL")
@@ -83,25 +88,34 @@ class TargetProxy:
         self._token = secrets.token_hex(32)
 
     @asynccontextmanager
-    async def serving(self) -> AsyncIterator[dict[str, str]]:
-        """Listen on 127.0.0.1 (a free port) until the block ends; yields the variables."""
+    async def serving(self, url: str) -> AsyncIterator[tuple[dict[str, str], Path]]:
+        """Listen on a Unix socket until the block ends; yields the variables and the socket.
+
+        ``url`` is where the program reaches the socket (the sandbox forwards its own
+        ``127.0.0.1`` port to it): the host's loopback is never opened to the program.
+        """
         app = web.Application(client_max_size=MAX_REQUEST_BYTES, middlewares=[self._guard])
         app.router.add_get("/info", self._info)
         app.router.add_post("/invoke", self._invoke)
         app.router.add_post("/invokeBatch", self._invoke_batch)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        folder = new_folder("proxy")
+        socket_path = folder / "proxy.sock"
         await runner.setup()
         try:
-            site = web.TCPSite(runner, "127.0.0.1", 0)
+            site = web.UnixSite(runner, str(socket_path))
             await site.start()
-            host, port = runner.addresses[0][:2]
-            url = f"http://{host}:{port}"
-            yield {
-                **dict.fromkeys(URL_VARIABLES, url),
-                **dict.fromkeys(TOKEN_VARIABLES, self._token),
-            }
+            socket_path.chmod(0o666)  # the program may run as another user; the token guards
+            yield (
+                {
+                    **dict.fromkeys(URL_VARIABLES, url),
+                    **dict.fromkeys(TOKEN_VARIABLES, self._token),
+                },
+                socket_path,
+            )
         finally:
             await runner.cleanup()
+            shutil.rmtree(folder, ignore_errors=True)
 
     def facts(self) -> dict[str, int]:
         """What the record keeps of the proxy: calls made and allowed."""
@@ -129,28 +143,39 @@ class TargetProxy:
 
     async def _invoke(self, request: web.Request) -> web.Response:
         target, asked = self._request(await _object(request))
-        self._check_room(1)
+        self._reserve(1)
         return web.json_response(await self._send(target, asked))
 
     async def _invoke_batch(self, request: web.Request) -> web.Response:
         listed = (await _object(request)).get("requests")
         if not isinstance(listed, list):
             raise _Refused(400, "'requests' must be a list of requests")
-        self._check_room(len(listed))
+        self._reserve(len(listed))
         responses = []
         for item in listed:
             try:
                 if not isinstance(item, dict):
                     raise _Refused(400, "a request must be an object")
-                responses.append(await self._send(*self._request(item)))
+                asked = self._request(item)
             except _Refused as refused:
-                failed = f"Error: {refused.message}"
-                responses.append({"output": [], "outputMessages": [], "rawText": failed})
+                self.calls -= 1  # reserved, never sent: not counted
+                responses.append(_failed(refused))
+                continue
+            try:
+                responses.append(await self._send(*asked))
+            except _Refused as refused:
+                responses.append(_failed(refused))
         return web.json_response({"responses": responses})
 
-    def _check_room(self, count: int) -> None:
+    def _reserve(self, count: int) -> None:
+        """Count ``count`` calls before any is sent; 429 when they do not fit.
+
+        Nothing awaits between the check and the count, so concurrent requests can never
+        pass ``max_calls`` together.
+        """
         if self.calls + count > self.max_calls:
             raise _Refused(429, f"max calls exceeded (limit: {self.max_calls})")
+        self.calls += count
 
     def _request(self, body: dict[str, Any]) -> tuple[ProxiedTarget, ProviderRequest]:
         """The target a request names and what it is asked; 400 for a request that is not one."""
@@ -176,7 +201,7 @@ class TargetProxy:
         return target, request
 
     async def _send(self, target: ProxiedTarget, request: ProviderRequest) -> dict[str, Any]:
-        self.calls += 1  # counted as it is sent: a call that fails still counts
+        """Send one call, already counted by ``_reserve`` (a call that fails still counts)."""
         try:
             response = await target.complete(request)
         except ProviderError as exc:
@@ -209,6 +234,11 @@ async def _object(request: web.Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise _Refused(400, "the body must be a JSON object")
     return body
+
+
+def _failed(refused: _Refused) -> dict[str, Any]:
+    """A batch entry in place of a request that was refused or failed."""
+    return {"output": [], "outputMessages": [], "rawText": f"Error: {refused.message}"}
 
 
 def _error(status: int, message: str) -> web.Response:

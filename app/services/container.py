@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import socket
 import uuid
@@ -26,10 +28,13 @@ from app.runs.spec import RunSpec, prepare_stored_run
 from app.runs.store import RunStore
 from app.runs.supervisor import RunScheduler, RunSupervisor
 from app.runs.worker import CaseWorker
+from app.sandbox import sweep_stale
 from app.services.openai_evals import OpenAIEvalService
 from app.services.runs import RunService
 from app.services.sample import ensure_sample_run
 from app.settings import Settings
+
+logger = logging.getLogger("app.services")
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,9 @@ async def build_services(
     Closing stops the runs first, then the targets' clients, then the store.
     """
     stack = AsyncExitStack()
+    swept = await asyncio.to_thread(sweep_stale)  # what processes killed with -9 left behind
+    if swept:
+        logger.info("removed %d stale scratch folders of ended processes", len(swept))
     try:
         store = await RunStore.open(database_url(settings))
         stack.push_async_callback(store.aclose)
@@ -91,7 +99,7 @@ async def build_services(
             limiters=fleet.target_limiters() if fleet else local_limiter,
         )
         stack.push_async_callback(providers.aclose)
-        add_log_secrets(secret for target in settings.targets for secret in target.secret_values())
+        add_log_secrets(settings.secret_values())
         supervisor = _scheduler(settings, store, providers, fleet, metrics, name, execute_cases)
         stack.push_async_callback(supervisor.aclose)
         await supervisor.start()

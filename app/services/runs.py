@@ -6,7 +6,7 @@ import builtins
 import hashlib
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import orjson
 
@@ -20,6 +20,8 @@ from app.errors import (
 from app.evaluation.context import TargetLookup
 from app.evaluation.prepared import PreparedRun
 from app.evaluation.summary import RunSummary
+from app.evaluators.catalog import program_reason
+from app.evaluators.config import EvaluatorConfig
 from app.runs.events import parse_last_event_id, stream_run_events
 from app.runs.models import NewCase, NewRun, RunInfo, StoredEvent
 from app.runs.reviewed import reviewed_facts, with_review
@@ -294,6 +296,7 @@ class RunService:
                 "use_cache": spec.plan.use_cache if request.cache is None else request.cache,
             }
         )
+        refuse_programs(request.evaluators or ())
         evaluators = tuple(request.evaluators) if request.evaluators else spec.evaluators
         regraded = spec.model_copy(update={"plan": plan, "evaluators": evaluators})
         new_run = NewRun(
@@ -316,3 +319,26 @@ class RunService:
         """Remove a finished run and everything stored with it."""
         await self._owned(run_id, caller)
         await self._store.delete_run(run_id)
+
+
+def refuse_programs(evaluators: Sequence[EvaluatorConfig]) -> None:
+    """Refuse regrade graders that would run a program or call out (requests never choose one).
+
+    Programs run only as a suite file under a workspace root names them; a regrade's graders
+    come from the request, so each such grader is an error naming it (nothing is looked up
+    on disk, so the message says nothing of the server's folders).
+    """
+    errors = [
+        FieldError(
+            path=f"evaluators[{index}]",
+            message=f"grader {config.name!r} cannot be sent in a regrade: {reason}",
+        )
+        for index, config in enumerate(evaluators)
+        if (reason := program_reason(config)) is not None
+    ]
+    if errors:
+        detail = "; ".join(error.message for error in errors[:5])
+        raise InvalidRequest(
+            f"{detail} (programs run only as named by a suite file under a workspace root)",
+            errors=errors,
+        )

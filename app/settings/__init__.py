@@ -8,6 +8,7 @@ of the app but ``app.errors`` and its own ``targets`` and ``git`` modules.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -18,6 +19,8 @@ from app.settings.git import parse_url
 from app.settings.targets import TargetConfig, load_targets_file
 
 MIB = 1024 * 1024
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
+_URL_PASSWORD = re.compile(r"//[^/:@]*:([^/@]+)@")
 
 
 class Settings(BaseSettings):
@@ -90,6 +93,49 @@ class Settings(BaseSettings):
     )
     code_grader_max_output_bytes: int = Field(
         1 * MIB, ge=1024, description="Most bytes a code grader program may write to stdout."
+    )
+    cli_max_output_bytes: int = Field(
+        16 * MIB,
+        ge=1024,
+        description=(
+            "Most bytes a `cli` target's program may write to stdout (or to its output file); "
+            "more fails the call."
+        ),
+    )
+    sandbox_cpu_seconds: int = Field(
+        60, ge=1, description="CPU time of each process of a sandboxed program, in seconds."
+    )
+    sandbox_memory_bytes: int = Field(
+        1024 * MIB,
+        ge=16 * MIB,
+        description="Private writable memory (heap) of each process of a sandboxed program.",
+    )
+    sandbox_max_processes: int = Field(
+        128, ge=8, description="Processes and threads the sandboxed programs' user may have."
+    )
+    sandbox_max_file_bytes: int = Field(
+        64 * MIB, ge=1024, description="Largest file a sandboxed program may write, in bytes."
+    )
+    sandbox_max_open_files: int = Field(
+        256, ge=16, description="Open files of each process of a sandboxed program."
+    )
+    sandbox_tmp_bytes: int = Field(
+        64 * MIB, ge=MIB, description="Size of a sandboxed program's private /tmp, in bytes."
+    )
+    sandbox_uid: int = Field(
+        65534,
+        ge=1,
+        description=(
+            "User (and group) id sandboxed programs run as when the service runs as root "
+            "(otherwise they run as the service's own user)."
+        ),
+    )
+    sandbox_runtime: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description=(
+            "Extra read-only paths sandboxed programs see (comma-separated, absolute), besides "
+            "/usr, /bin, /lib* and a few files of /etc."
+        ),
     )
     openai_models: dict[str, str] = Field(
         default_factory=dict,
@@ -282,7 +328,24 @@ class Settings(BaseSettings):
         """``info`` means ``INFO``: the level names of Python's logging, in any case."""
         return value.upper() if isinstance(value, str) else value
 
-    @field_validator("api_keys", "cors_origins", "git_remotes", mode="before")
+    def secret_values(self) -> tuple[str, ...]:
+        """Every configured secret: scrubbed from whatever a program wrote.
+
+        The targets' keys and values read from the environment, the API keys, the database
+        password and the value of every environment variable whose name says it is secret.
+        """
+        found = [secret for target in self.targets for secret in target.secret_values()]
+        found += [key.get_secret_value() for key in self.api_keys]
+        if self.database_url:
+            password = _URL_PASSWORD.search(self.database_url)
+            if password:
+                found.append(password.group(1))
+        found += [
+            value for name, value in os.environ.items() if _SECRET_NAME.search(name) and value
+        ]
+        return tuple(dict.fromkeys(found))
+
+    @field_validator("api_keys", "cors_origins", "git_remotes", "sandbox_runtime", mode="before")
     @classmethod
     def _split_words(cls, value: Any) -> Any:
         """Accept a comma-separated string as well as a list."""
@@ -296,6 +359,15 @@ class Settings(BaseSettings):
         """Each prefix must be a repository URL this service takes."""
         for prefix in value:
             parse_url(prefix)
+        return value
+
+    @field_validator("sandbox_runtime")
+    @classmethod
+    def _check_runtime(cls, value: list[str]) -> list[str]:
+        """Each extra runtime path must be absolute and normalised."""
+        for entry in value:
+            if not entry.startswith("/") or os.path.normpath(entry) != entry:
+                raise ValueError("each sandbox runtime path must be absolute and normalised")
         return value
 
     @field_validator("git_mirrors")

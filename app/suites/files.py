@@ -7,13 +7,14 @@ suite's folder, then to each parent folder up to the root (as AgentV searches); 
 relative to each root in turn. A leading ``/`` means the workspace root (AgentV's reading).
 Paths that are absolute in any other way (``//x``, ``C:\\x``), that leave the root (``..``,
 symlinks), files over the size caps and content that is not UTF-8 text are refused, each
-naming the path. Suites may also list files (globs, folders of cases); disk access runs in
+naming the path. A suite named by its path reads its files from its root only: inline
+``files`` are refused with it (a request never replaces a file such a suite refers to, nor a
+program it runs). Suites may also list files (globs, folders of cases); disk access runs in
 a worker thread.
 """
 
 from __future__ import annotations
 
-import posixpath
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -113,9 +114,24 @@ class FileSource:
         )
 
     def for_suite(self, suite_file: SuiteFile) -> FileSource:
-        """A source resolving paths relative to ``suite_file``'s folder (same budget)."""
+        """A source resolving paths relative to ``suite_file``'s folder (same budget).
+
+        Raises:
+            InvalidRequest: The request also sent inline ``files``: a suite file under a
+                workspace root reads its files from there only, so a request can never
+                replace (or add) a file it refers to, nor choose a program it runs.
+        """
+        if self._inline:
+            errors = [
+                FieldError(path=f"files.{name}", message=f"inline file {name!r} not accepted")
+                for name in self._inline
+            ]
+            raise InvalidRequest(
+                f"'files' cannot be sent with the suite {suite_file.name!r}: a suite read from "
+                "a workspace root reads its files from the root only",
+                errors=errors[:20],
+            )
         return FileSource(
-            inline=self._inline,
             roots=(suite_file.root,),
             max_file_bytes=self._max_file_bytes,
             max_request_file_bytes=self._budget.limit,
@@ -175,10 +191,6 @@ class FileSource:
         found = self._inline_normalised.get(normalised)
         if found is None and normalised.startswith("/") and not normalised.startswith("//"):
             found = self._inline_normalised.get(normalised[1:])
-        if found is None and self._suite_folder is not None and not normalised.startswith("/"):
-            # Inline files may also be keyed by their path from the root.
-            joined = posixpath.normpath(posixpath.join(str(self._suite_folder[1]), normalised))
-            found = self._inline_normalised.get(joined)
         return found
 
     async def open_suite(self, path: str) -> SuiteFile:

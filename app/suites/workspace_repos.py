@@ -237,5 +237,31 @@ def place_repos(
                 f"{repo.local!r}: no such folder inside the workspace root",
             )
             continue
+        escape = _leads_elsewhere(Path(local))
+        if escape is not None:
+            findings.error((*here, "source", "path"), f"{repo.local!r}: {escape}")
+            continue
         placed.append(repo.model_copy(update={"local": local, "source": local}))
     return tuple(placed)
+
+
+_ELSEWHERE = ("commondir", "objects/info/alternates", "objects/info/http-alternates")
+
+
+def _leads_elsewhere(folder: Path) -> str | None:
+    """Why a local repository would be cloned from outside its folder, or None.
+
+    A ``.git`` file (a gitfile, as worktrees and submodules have) or a ``.git`` link names
+    another repository; ``commondir`` and ``alternates`` borrow another's objects. Either
+    could reach a repository outside the workspace root, so each is refused by name.
+    """
+    dot_git = folder / ".git"
+    if dot_git.is_symlink():
+        return "its .git is a symlink to another repository, which is not accepted"
+    if dot_git.is_file():
+        return "its .git is a file pointing to another repository (a gitfile), not accepted"
+    git_dir = dot_git if dot_git.is_dir() else folder
+    for name in _ELSEWHERE:
+        if (git_dir / name).exists() or (git_dir / name).is_symlink():
+            return f"its {name} borrows another repository, which is not accepted"
+    return None

@@ -7,10 +7,12 @@ a ``cli`` target running a script; each case must see only its own fresh copy.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from app.settings import Settings
@@ -33,9 +35,9 @@ assert given["workspace_path"] == str(folder), given
 if step == "fail":
     sys.stderr.write("no database for the agent\\n")
     sys.exit(3)
-if step == "after":
-    with open(sys.argv[3], "a") as log:
-        log.write(f"{given['eval_case_id']} {(folder / 'src' / 'new.py').exists()}\\n")
+if step == "after":  # nothing outside the case is writable: its report is its failure
+    sys.stderr.write(f"after-check {given['eval_case_id']} {(folder / 'src' / 'new.py').exists()}")
+    sys.exit(7)
 else:
     with open(folder / "ready.txt", "a") as ready:
         ready.write(step + "\\n")
@@ -58,8 +60,8 @@ print(json.dumps({
 """
 
 
-def write_project(root: Path, *, before_each: str = "each") -> Path:
-    """The template, the programs, the suite and the targets file; returns the hooks' log."""
+def write_project(root: Path, *, before_each: str = "each") -> None:
+    """The template, the programs, the suite and the targets file."""
     (root / "ws" / "src").mkdir(parents=True)
     (root / "ws" / "hello.txt").write_text("hello\n")
     (root / "ws" / "obsolete.log").write_text("old\n")
@@ -68,15 +70,14 @@ def write_project(root: Path, *, before_each: str = "each") -> Path:
     (root / "evals" / "hook.py").write_text(HOOK)
     (root / "evals" / "grade.py").write_text(GRADER)
     (root / "agent.py").write_text(AGENT)
-    log = root / "after.log"
-    hook = [sys.executable, "hook.py"]
+    hook = ["python3", "hook.py"]
     suite = {
         "workspace": {
             "template": "../ws",
             "hooks": {
                 "before_all": {"command": [*hook, "all", "{{workspace_path}}"]},
                 "before_each": {"command": [*hook, before_each, "{{workspace_path}}"]},
-                "after_each": {"command": [*hook, "after", "{{workspace_path}}", str(log)]},
+                "after_each": {"command": [*hook, "after", "{{workspace_path}}"]},
             },
         },
         "target": "agent",
@@ -89,7 +90,7 @@ def write_project(root: Path, *, before_each: str = "each") -> Path:
                     {
                         "name": "files",
                         "type": "code-grader",
-                        "command": [sys.executable, "grade.py"],
+                        "command": ["python3", "grade.py"],
                     }
                 ],
             }
@@ -107,7 +108,12 @@ def write_project(root: Path, *, before_each: str = "each") -> Path:
         ]
     }
     (root / "targets.yaml").write_text(yaml.safe_dump(targets))
-    return log
+
+
+def after_checks(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """What each case's after_each hook saw (it reports it by failing, which is logged)."""
+    found = re.findall(r"after-check (\w+ \w+)", caplog.text)
+    return sorted(set(found))
 
 
 def settings(root: Path, database_url: str | None = None) -> Settings:
@@ -122,7 +128,9 @@ def settings(root: Path, database_url: str | None = None) -> Settings:
     )
 
 
-def assert_worked_in_fresh_copies(records: list[dict[str, Any]], root: Path, log: Path) -> None:
+def assert_worked_in_fresh_copies(
+    records: list[dict[str, Any]], root: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     assert [record["status"] for record in records] == ["passed", "passed"], [
         r["error"] for r in records
     ]
@@ -136,24 +144,24 @@ def assert_worked_in_fresh_copies(records: list[dict[str, Any]], root: Path, log
     folders = {record["evaluator_results"][0]["details"]["program"]["folder"] for record in records}
     assert len(folders) == 2
     assert not any(Path(folder).exists() for folder in folders)
-    assert sorted(log.read_text().splitlines()) == ["first True", "second True"]
+    assert after_checks(caplog) == ["first True", "second True"]
     assert (root / "ws" / "hello.txt").read_text() == "hello\n"  # the template is untouched
 
 
 async def test_each_case_works_in_a_fresh_copy_and_its_graders_see_what_changed(
-    tmp_path: Path, make_client: ClientFactory
+    tmp_path: Path, make_client: ClientFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
-    log = write_project(tmp_path)
+    write_project(tmp_path)
     async with make_client(settings(tmp_path)) as client:
         response = await client.post("/evaluate", json={"suite": "evals/suite.yaml"})
     assert response.status_code == 200, response.text
-    assert_worked_in_fresh_copies(response.json()["results"], tmp_path, log)
+    assert_worked_in_fresh_copies(response.json()["results"], tmp_path, caplog)
 
 
 async def test_a_durable_run_sets_up_workspaces_from_its_stored_suite(
-    tmp_path: Path, make_client: ClientFactory, database_url: str
+    tmp_path: Path, make_client: ClientFactory, database_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    log = write_project(tmp_path)
+    write_project(tmp_path)
     async with make_client(settings(tmp_path, database_url)) as client:
         created = await client.post("/runs", json={"suite": "evals/suite.yaml"})
         assert created.status_code == 202, created.text
@@ -161,7 +169,7 @@ async def test_a_durable_run_sets_up_workspaces_from_its_stored_suite(
         results = (await client.get(f"/runs/{run['id']}/results")).json()["results"]
         page = (await client.get(f"/ui/fragments/runs/{run['id']}/cases/0")).text
     assert run["status"] == "completed", run
-    assert_worked_in_fresh_copies(sorted(results, key=lambda r: r["eval_id"]), tmp_path, log)
+    assert_worked_in_fresh_copies(sorted(results, key=lambda r: r["eval_id"]), tmp_path, caplog)
     assert '<span class="diff-file">+++ b/src/new.py</span>' in page  # the viewer shows the diff
     assert '<span class="diff-add">+world</span>' in page
     assert '<span class="diff-del">-old</span>' in page
@@ -191,9 +199,9 @@ async def test_a_regrade_gives_graders_the_changes_the_agent_made_in_the_first_r
 
 
 async def test_a_failing_setup_hook_fails_its_case_naming_the_hook(
-    tmp_path: Path, make_client: ClientFactory
+    tmp_path: Path, make_client: ClientFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
-    log = write_project(tmp_path, before_each="fail")
+    write_project(tmp_path, before_each="fail")
     async with make_client(settings(tmp_path)) as client:
         response = await client.post("/evaluate", json={"suite": "evals/suite.yaml"})
     records = response.json()["results"]
@@ -202,7 +210,7 @@ async def test_a_failing_setup_hook_fails_its_case_naming_the_hook(
     assert error.startswith("workspace hook 'before_each' failed: "), error
     assert "exited with code 3: no database for the agent" in error
     assert records[0]["candidate_answer"] is None  # the agent never ran
-    assert sorted(log.read_text().splitlines()) == ["first False", "second False"]
+    assert after_checks(caplog) == ["first False", "second False"]
 
 
 async def test_a_suite_with_a_workspace_validates_with_its_folders(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import textwrap
 from dataclasses import replace
 from pathlib import Path
@@ -89,7 +88,7 @@ def runner(root: Path, **limits: Any) -> ProgramRunner:
 
 @pytest.mark.parametrize("spelling", ["code_judge", "code-grader", "code_grader", "script"])
 async def test_a_program_grades_the_answer_in_every_spelling(tmp_path: Path, spelling: str) -> None:
-    grader = {"name": "g", "type": spelling, "command": [sys.executable, "grade.py"], "k": 1}
+    grader = {"name": "g", "type": spelling, "command": ["python3", "grade.py"], "k": 1}
     report = await read(tmp_path, grader)
     good = await run(report, "It is 4.", runner(tmp_path))
     bad = await run(report, "It is 5.", runner(tmp_path))
@@ -102,7 +101,7 @@ async def test_a_program_grades_the_answer_in_every_spelling(tmp_path: Path, spe
 async def test_the_program_runs_in_a_fresh_temporary_folder_removed_afterwards(
     tmp_path: Path,
 ) -> None:
-    grader = {"type": "code-grader", "command": f"{sys.executable} grade.py"}
+    grader = {"type": "code-grader", "command": "python3 grade.py"}
     report = await read(tmp_path, grader)
     assert report.suite is not None
     assert report.suite.cases[0].evaluators[0].cwd == str(tmp_path / "evals")
@@ -132,7 +131,7 @@ async def test_no_shell_reads_the_command(tmp_path: Path) -> None:
 async def test_a_program_that_misbehaves_is_an_error_result(
     tmp_path: Path, script: str, limits: dict[str, Any], message: str
 ) -> None:
-    report = await read(tmp_path, {"type": "code-grader", "command": [sys.executable, script]})
+    report = await read(tmp_path, {"type": "code-grader", "command": ["python3", script]})
     result = await run(report, "4", runner(tmp_path, **limits))
     assert (result.status, result.score, result.passed) == ("error", None, None)
     assert message in (result.reasoning or "")
@@ -141,7 +140,7 @@ async def test_a_program_that_misbehaves_is_an_error_result(
 async def test_a_program_over_the_output_cap_is_reaped_every_time(tmp_path: Path) -> None:
     # Left unread past the cap, the program's pipe never closed and the wait for it could
     # hang for good, about every other run: repeated so one hang is all but certain.
-    report = await read(tmp_path, {"type": "code-grader", "command": [sys.executable, "loud.py"]})
+    report = await read(tmp_path, {"type": "code-grader", "command": ["python3", "loud.py"]})
     async with asyncio.timeout(60):
         for _ in range(12):
             result = await run(report, "4", runner(tmp_path, max_output_bytes=4096))
@@ -222,7 +221,7 @@ async def test_a_composite_code_aggregator_combines_the_children(tmp_path: Path)
             {"name": "a", "type": "contains", "value": "4"},
             {"name": "b", "type": "contains", "value": "four"},
         ],
-        "aggregator": {"type": "code-grader", "path": f"{sys.executable} agg.py"},
+        "aggregator": {"type": "code-grader", "path": "python3 agg.py"},
     }
     report = await read(tmp_path, grader)
     good = await run(report, "4", runner(tmp_path))
@@ -274,7 +273,7 @@ async def test_a_program_with_target_access_asks_targets_through_a_loopback_prox
 ) -> None:
     (tmp_path / "evals").mkdir()
     (tmp_path / "evals" / "asks.py").write_text(ASKS_TARGETS)
-    grader = {"name": "g", "type": "code-grader", "command": [sys.executable, "asks.py"]}
+    grader = {"name": "g", "type": "code-grader", "command": ["python3", "asks.py"]}
     report = await read(tmp_path, {**grader, "target": {"max_calls": 3}})
     assert report.suite is not None, report.errors
     case = report.suite.cases[0]
@@ -371,7 +370,7 @@ async def test_a_judge_prompt_written_by_a_program_is_what_the_judge_is_asked(
     (tmp_path / "evals").mkdir()
     (tmp_path / "evals" / "prompter.py").write_text(PROMPTER)
     (tmp_path / "evals" / "silent.py").write_text("")
-    program = {"command": [sys.executable, "prompter.py"], "config": {"rubric": "Says 4"}}
+    program = {"command": ["python3", "prompter.py"], "config": {"rubric": "Says 4"}}
     grader = {"name": "custom", "type": "llm-grader", "prompt": program}
     report = await read(tmp_path, grader)
     assert report.suite is not None, report.errors
@@ -395,7 +394,7 @@ async def test_a_judge_prompt_written_by_a_program_is_what_the_judge_is_asked(
     assert outcome.raw_request is not None
     assert outcome.raw_request.user_prompt == printed
     assert judged.prompt_program is not None
-    quiet = judged.prompt_program.model_copy(update={"command": (sys.executable, "silent.py")})
+    quiet = judged.prompt_program.model_copy(update={"command": ("python3", "silent.py")})
     silent = judged.model_copy(update={"prompt_program": quiet})
     result = (await EVALUATORS.run(silent, context)).result
     assert result.status == "error"

@@ -1,0 +1,136 @@
+"""The ``prlimit ... -- bwrap ... -- program`` command line of one sandboxed program.
+
+Namespaces: its own PID, mount, IPC, UTS, network and cgroup namespaces (``bwrap``), a new
+session, and death with the service (``--die-with-parent``; the PID namespace's init dying
+kills every process left in it). File system: a fresh root holding only the read-only
+runtime (``/usr``, ``/lib*``, ``/bin``, a few files of ``/etc``), a private ``/proc`` (its
+own processes only), a minimal ``/dev``, a private ``/tmp`` (tmpfs), the folders it may read
+and its scratch and case folders (writable), each at its own path. Run by root, ``bwrap``
+sets the sandbox up and ``setpriv`` drops to an unprivileged user with no capabilities
+before the program starts (root is exempt from ``RLIMIT_NPROC``); run by another user, the
+sandbox is also a user namespace where further ones are refused.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.sandbox.limits import Limits
+
+PROXY_SOCKET = "/run/eval/target-proxy.sock"
+"""Where the target proxy's Unix socket appears inside the sandbox."""
+FORWARDER = "/run/eval/forwarder.py"
+"""Where the TCP-to-socket forwarder appears inside the sandbox."""
+PROXY_PORT = 8765
+"""The port the forwarder listens on, on the sandbox's own loopback."""
+PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
+"""The target proxy's URL as a sandboxed program sees it."""
+FORWARDER_SOURCE = Path(__file__).with_name("forwarder.py")
+
+
+@dataclass(frozen=True)
+class Mounts:
+    """What one program sees besides the runtime.
+
+    Attributes:
+        workdir: Its scratch folder: working directory, ``HOME`` and ``TMPDIR`` (writable).
+        writable: Other folders it may change (a case's workspace).
+        read_only: Folders it may read (the grader's own folder).
+        proxy_socket: The target proxy's Unix socket, forwarded to ``127.0.0.1:PROXY_PORT``.
+    """
+
+    workdir: Path
+    writable: tuple[Path, ...] = ()
+    read_only: tuple[Path, ...] = ()
+    proxy_socket: Path | None = None
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who runs the program: the service's user, or (for root) an unprivileged one."""
+
+    as_root: bool = field(default_factory=lambda: os.geteuid() == 0)
+    uid: int = 65534
+    gid: int = 65534
+
+
+def runtime_binds(runtime: Sequence[str]) -> list[str]:
+    """Read-only binds of the runtime paths that exist (symlinks such as ``/bin`` kept)."""
+    options: list[str] = []
+    for entry in runtime:
+        path = Path(entry)
+        if path.is_symlink():
+            options += ["--symlink", os.readlink(path), entry]
+        elif path.exists():
+            options += ["--ro-bind", entry, entry]
+    return options
+
+
+def _created_parents(bound: Sequence[Path], runtime: Sequence[str]) -> list[Path]:
+    """The folders bwrap makes to hold the binds (it copies their hosts' modes, often 0700).
+
+    Each is made traversable, so the program's user reaches what is bound below it; a
+    folder inside another bind is the host's own and left alone.
+    """
+    mounted = [*bound, *(Path(entry) for entry in runtime)]
+    parents: list[Path] = []
+    for path in bound:
+        for parent in reversed(path.parents):
+            if parent in (Path("/"), Path("/tmp")) or parent in parents:
+                continue
+            if any(parent == other or parent.is_relative_to(other) for other in mounted):
+                continue
+            parents.append(parent)
+    return parents
+
+
+def bwrap_command(
+    argv: Sequence[str],
+    mounts: Mounts,
+    *,
+    limits: Limits,
+    runtime: Sequence[str],
+    identity: Identity,
+    tools: Tools,
+) -> list[str]:
+    """The whole command line that runs ``argv`` confined."""
+    command = [tools.prlimit, *limits.prlimit(), "--", tools.bwrap, "--die-with-parent"]
+    command += ["--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-net"]
+    command += ["--unshare-uts", "--hostname", "sandbox", "--unshare-cgroup-try"]
+    if not identity.as_root:
+        command += ["--unshare-user", "--disable-userns"]
+    command += runtime_binds(runtime)
+    command += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp_bytes)]
+    command += ["--tmpfs", "/tmp"]
+    for folder in mounts.read_only:
+        command += ["--ro-bind", str(folder), str(folder)]
+    for folder in (*mounts.writable, mounts.workdir):
+        command += ["--bind", str(folder), str(folder)]
+    inner = list(argv)
+    bound = [*mounts.read_only, *mounts.writable, mounts.workdir]
+    if mounts.proxy_socket is not None:
+        command += ["--bind", str(mounts.proxy_socket), PROXY_SOCKET]
+        command += ["--ro-bind", str(FORWARDER_SOURCE), FORWARDER]
+        bound += [Path(PROXY_SOCKET), Path(FORWARDER)]
+        inner = ["python3", "-I", "-S", FORWARDER, PROXY_SOCKET, str(PROXY_PORT), "--", *inner]
+    command += ["--chmod", "1777", "/tmp"]
+    for folder in _created_parents(bound, runtime):
+        command += ["--chmod", "0755", str(folder)]
+    command += ["--chdir", str(mounts.workdir)]
+    if identity.as_root:
+        command += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", tools.setpriv]
+        command += [f"--reuid={identity.uid}", f"--regid={identity.gid}", "--clear-groups"]
+        command += ["--inh-caps=-all", "--bounding-set=-all"]
+    return [*command, "--", *inner]
+
+
+@dataclass(frozen=True)
+class Tools:
+    """Where the programs the sandbox is built with are (``bwrap``, ``prlimit``, ``setpriv``)."""
+
+    bwrap: str
+    prlimit: str
+    setpriv: str
