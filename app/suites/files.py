@@ -123,7 +123,11 @@ class FileSource:
         """
         if self._inline:
             errors = [
-                FieldError(path=f"files.{name}", message=f"inline file {name!r} not accepted")
+                FieldError(
+                    path=f"files.{name}",
+                    message=f"inline file {name!r} not accepted: the suite "
+                    f"{suite_file.name!r} reads its files from its workspace root only",
+                )
                 for name in self._inline
             ]
             raise InvalidRequest(
