@@ -5,10 +5,12 @@ session, and death with the service (``--die-with-parent``; the PID namespace's 
 kills every process left in it). File system: a fresh root holding only the read-only
 runtime (``/usr``, ``/lib*``, ``/bin``, a few files of ``/etc``), a private ``/proc`` (its
 own processes only), a minimal ``/dev``, a private ``/tmp`` (tmpfs), the folders it may read
-and its scratch and case folders (writable), each at its own path. Run by root, ``bwrap``
-sets the sandbox up and ``setpriv`` drops to an unprivileged user with no capabilities
-before the program starts (root is exempt from ``RLIMIT_NPROC``); run by another user, the
-sandbox is also a user namespace where further ones are refused.
+and its scratch and case folders (writable), each at its own path. Where the kernel will not
+mount a fresh ``/proc`` (a container masking parts of its own), ``/proc`` stays empty.
+
+Run by root, ``bwrap`` sets the sandbox up and ``setpriv`` drops to an unprivileged user
+with no capabilities before the program starts (root is exempt from ``RLIMIT_NPROC``); run
+by another user, the sandbox is also a user namespace where further ones are refused.
 """
 
 from __future__ import annotations
@@ -95,15 +97,21 @@ def bwrap_command(
     runtime: Sequence[str],
     identity: Identity,
     tools: Tools,
+    fresh_proc: bool = True,
 ) -> list[str]:
-    """The whole command line that runs ``argv`` confined."""
+    """The whole command line that runs ``argv`` confined.
+
+    ``fresh_proc``: mount a ``/proc`` of the sandbox's own processes; off where the kernel
+    refuses it (a container whose ``/proc`` is partly masked), ``/proc`` is an empty folder.
+    """
     command = [tools.prlimit, *limits.prlimit(), "--", tools.bwrap, "--die-with-parent"]
     command += ["--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-net"]
     command += ["--unshare-uts", "--hostname", "sandbox", "--unshare-cgroup-try"]
     if not identity.as_root:
         command += ["--unshare-user", "--disable-userns"]
     command += runtime_binds(runtime)
-    command += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp_bytes)]
+    command += ["--proc", "/proc"] if fresh_proc else ["--dir", "/proc"]
+    command += ["--dev", "/dev", "--size", str(limits.tmp_bytes)]
     command += ["--tmpfs", "/tmp"]
     for folder in mounts.read_only:
         command += ["--ro-bind", str(folder), str(folder)]

@@ -10,6 +10,7 @@ What a program wrote is returned with every configured secret scrubbed out.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import time
@@ -67,7 +68,9 @@ class Finished:
     elapsed_ms: float
 
 
-_probed: set[tuple[str, ...]] = set()
+_probed: dict[tuple[str, ...], bool] = {}
+"""Sandboxes that started, by tools and identity: whether their ``/proc`` is fresh."""
+logger = logging.getLogger("app.sandbox")
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,7 @@ class Sandbox:
             SandboxError: The sandbox could not start the program.
         """
         tools = self.tools()
-        await self._probe(tools, mounts.workdir)
+        fresh_proc = await self._probe(tools, mounts.workdir)
         command = bwrap_command(
             argv,
             mounts,
@@ -141,6 +144,7 @@ class Sandbox:
             runtime=self.runtime,
             identity=self.identity,
             tools=tools,
+            fresh_proc=fresh_proc,
         )
         workdir = str(mounts.workdir)
         environment = {"PATH": self.path, "LANG": "C.UTF-8", "HOME": workdir, "TMPDIR": workdir}
@@ -167,11 +171,30 @@ class Sandbox:
         stderr = scrub(exited.stderr.decode("utf-8", "replace"), self.secrets)
         return Finished(exited.code, stdout, stderr, elapsed)
 
-    async def _probe(self, tools: Tools, workdir: Path) -> None:
-        """Start an empty sandbox once per process and set of tools; name what fails."""
+    async def _probe(self, tools: Tools, workdir: Path) -> bool:
+        """Start an empty sandbox once per process and tools; whether ``/proc`` is fresh.
+
+        Raises:
+            SandboxUnavailable: It cannot start (the message holds bwrap's own words).
+        """
         key = (tools.bwrap, str(self.identity.as_root))
         if key in _probed:
-            return
+            return _probed[key]
+        said = ""
+        for fresh_proc in (True, False):
+            said = await self._try(tools, workdir, fresh_proc)
+            if not said:
+                _probed[key] = fresh_proc
+                if not fresh_proc:
+                    logger.warning("the program sandbox runs with an empty /proc: %s", said)
+                return fresh_proc
+        raise SandboxUnavailable(
+            f"the program sandbox cannot start here ({said}): bubblewrap needs user "
+            "namespaces (see docs/operations.md, 'Security model')"
+        )
+
+    async def _try(self, tools: Tools, workdir: Path, fresh_proc: bool) -> str:
+        """Run ``true`` in a sandbox; what went wrong, or an empty string."""
         command = bwrap_command(
             ["true"],
             Mounts(workdir),
@@ -179,6 +202,7 @@ class Sandbox:
             runtime=self.runtime,
             identity=self.identity,
             tools=tools,
+            fresh_proc=fresh_proc,
         )
         try:
             exited = await run_command(
@@ -190,11 +214,8 @@ class Sandbox:
                 max_output_bytes=65536,
             )
         except (TimeoutError, OSError, OutputTooLarge) as exc:
-            raise SandboxUnavailable(f"the program sandbox cannot start: {exc!r}") from None
-        if exited.code != 0:
-            said = exited.stderr.decode("utf-8", "replace").strip()[-500:]
-            raise SandboxUnavailable(
-                f"the program sandbox cannot start here ({said or f'exit code {exited.code}'}): "
-                "bubblewrap needs user namespaces (see docs/operations.md, 'Security model')"
-            )
-        _probed.add(key)
+            return repr(exc)
+        if exited.code == 0:
+            return ""
+        said = exited.stderr.decode("utf-8", "replace").strip()[-500:]
+        return said or f"exit code {exited.code}"
