@@ -174,7 +174,8 @@ class ProgramRunner:
         """
         shown = (workspace,) if workspace is not None else ()
         command = self.resolve_argv(argv, folder, shown)
-        mounts = self._mounts(folder, shown, files or {}, proxy_socket)
+        readable = self._readable(argv, command, folder)
+        mounts = self._mounts(readable, shown, files or {}, proxy_socket)
         try:
             finished = await self.sandbox.run(
                 command,
@@ -195,9 +196,28 @@ class ProgramRunner:
             raise ProgramError(f"the grader program exited with code {finished.code}: {tail}")
         return ProgramResult(finished.stdout, finished.stderr, finished.elapsed_ms)
 
+    def _readable(
+        self, argv: Sequence[str], command: Sequence[str], folder: Path | None
+    ) -> tuple[Path, ...]:
+        """The grader's folder and the folders of the files its arguments name in the roots.
+
+        ``../graders/check.ts`` (AgentV's layout: graders shared by several suites) is made
+        absolute by ``resolve_argv``; its folder is shown read-only too, nothing else of the
+        root.
+        """
+        if folder is None:
+            return ()
+        folders = [folder.resolve()]
+        for given, resolved in zip(argv, command, strict=True):
+            if given != resolved:
+                parent = Path(resolved).parent
+                if not any(parent.is_relative_to(shown) for shown in folders):
+                    folders.append(parent)
+        return tuple(folders)
+
     def _mounts(
         self,
-        folder: Path | None,
+        readable: tuple[Path, ...],
         shown: tuple[Path, ...],
         files: Mapping[str, str],
         proxy_socket: Path | None,
@@ -210,6 +230,6 @@ class ProgramRunner:
         return Mounts(
             workdir=workdir,
             writable=shown,
-            read_only=(folder.resolve(),) if folder is not None else (),
+            read_only=readable,
             proxy_socket=proxy_socket,
         )

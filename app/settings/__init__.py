@@ -70,7 +70,8 @@ class Settings(BaseSettings):
         description=(
             "Run code graders (`code_judge`, `code-grader`, composite code aggregators) and "
             "workspace hooks: programs named by suites read from a workspace root, never by "
-            "suites sent in a request body. Off: such suites are refused."
+            "suites sent in a request body; each runs in the bubblewrap sandbox "
+            "(`EVAL_SANDBOX_*`). Off: such suites are refused."
         ),
     )
     git_mirrors: dict[str, Path] = Field(

@@ -79,3 +79,23 @@ def test_scratch_folders_of_dead_processes_are_swept(tmp_path: Path) -> None:
     os.utime(old, (day_ago, day_ago))
     assert sorted(sweep_stale(tmp_path)) == sorted([dead, old])
     assert all(folder.exists() for folder in (alive, mine, young, other))
+
+
+async def test_a_grader_shared_by_suites_runs_from_its_own_folder_and_sees_no_other(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "graders").mkdir()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "private.txt").write_text("another suite's")
+    (tmp_path / "graders" / "helper.py").write_text("WORD = 'shared'\n")
+    (tmp_path / "graders" / "check.py").write_text(
+        "import os, sys\n"
+        "sys.path.insert(0, os.path.dirname(__file__))\n"
+        "from helper import WORD\n"
+        f"print(WORD, os.path.exists({str(tmp_path / 'other' / 'private.txt')!r}))\n"
+    )
+    ran = await runner(tmp_path).run(
+        ["python3", "../graders/check.py"], b"", folder=tmp_path / "evals"
+    )
+    assert ran.stdout.split() == ["shared", "False"]
