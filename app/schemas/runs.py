@@ -37,7 +37,12 @@ class RegradeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     evaluators: list[EvaluatorConfig] | None = Field(
         None,
-        description="Evaluators that replace every case's own (same shape as in a suite).",
+        description=(
+            "Evaluators that replace every case's own (same shape as in a suite). Graders that "
+            "would run a program or call out (code graders, prompt programs, code aggregators, "
+            "any `command` or `cwd`) are refused (422): programs run only as a suite file "
+            "under a workspace root names them."
+        ),
         examples=[[{"name": "mentions_four", "type": "contains", "value": "4"}]],
     )
     judge_target: str | None = Field(

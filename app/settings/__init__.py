@@ -20,6 +20,8 @@ from app.settings.targets import TargetConfig, load_targets_file
 
 MIB = 1024 * 1024
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
+MIN_ENV_SECRET_CHARS = 8
+"""Shorter values of secret-named variables are not scrubbed (``GIT_TOKEN_COUNT=1``...)."""
 _URL_PASSWORD = re.compile(r"//[^/:@]*:([^/@]+)@")
 
 
@@ -342,7 +344,9 @@ class Settings(BaseSettings):
             if password:
                 found.append(password.group(1))
         found += [
-            value for name, value in os.environ.items() if _SECRET_NAME.search(name) and value
+            value
+            for name, value in os.environ.items()
+            if _SECRET_NAME.search(name) and len(value) >= MIN_ENV_SECRET_CHARS
         ]
         return tuple(dict.fromkeys(found))
 
