@@ -136,8 +136,9 @@ class ProgramRunner:
             return resolved
         places = [*shown, *([folder] if folder is not None else [])]
         absolute = os.path.normpath(program)
+        from_root = program != argv[0]  # a file of the roots: its folder is shown read-only
         if not os.path.isabs(program) or not (
-            self.sandbox.visible(absolute) or _inside(Path(absolute), places)
+            from_root or self.sandbox.visible(absolute) or _inside(Path(absolute), places)
         ):
             raise ProgramError(
                 f"the grader program {argv[0]!r} is not in the sandbox: name a program of its "

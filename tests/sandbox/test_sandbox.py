@@ -99,3 +99,13 @@ async def test_a_grader_shared_by_suites_runs_from_its_own_folder_and_sees_no_ot
         ["python3", "../graders/check.py"], b"", folder=tmp_path / "evals"
     )
     assert ran.stdout.split() == ["shared", "False"]
+
+
+async def test_a_script_of_another_folder_of_the_root_may_be_the_program(tmp_path: Path) -> None:
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "graders").mkdir()
+    script = tmp_path / "graders" / "run.sh"
+    script.write_text('#!/bin/sh\necho "{\\"score\\": 1}"\n')
+    script.chmod(0o755)
+    ran = await runner(tmp_path).run(["../graders/run.sh"], b"", folder=tmp_path / "evals")
+    assert ran.stdout.strip() == '{"score": 1}'
