@@ -173,6 +173,8 @@ async def _run_hook(
     argv = [item.replace(PLACEHOLDER, str(path)) for item in hook.command]
     stdin = {"workspace_path": str(path), "eval_case_id": case_id, "eval_run_id": None}
     runner = replace(programs, timeout_seconds=hook.timeout_seconds)
+    if name == "after_each":  # the agent may have added files as the service's user
+        await asyncio.to_thread(programs.sandbox.hand_over, path)
     try:
         await runner.run(
             argv,

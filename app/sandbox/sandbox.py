@@ -10,6 +10,7 @@ What a program wrote is returned with every configured secret scrubbed out.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -115,7 +116,8 @@ class Sandbox:
         os.chown(folder, uid, gid)
         for parent, folders, files in os.walk(folder):
             for name in (*folders, *files):
-                os.chown(os.path.join(parent, name), uid, gid, follow_symlinks=False)
+                with contextlib.suppress(FileNotFoundError):  # removed meanwhile: nothing to do
+                    os.chown(os.path.join(parent, name), uid, gid, follow_symlinks=False)
 
     async def run(
         self,
