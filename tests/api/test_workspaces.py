@@ -7,8 +7,10 @@ a ``cli`` target running a script; each case must see only its own fresh copy.
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,9 +112,31 @@ def write_project(root: Path, *, before_each: str = "each") -> None:
     (root / "targets.yaml").write_text(yaml.safe_dump(targets))
 
 
-def after_checks(caplog: pytest.LogCaptureFixture) -> list[str]:
+class Warnings(logging.Handler):
+    """The warnings of ``app.evaluation`` (a failing after_each hook is logged there)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@pytest.fixture
+def warnings() -> Iterator[Warnings]:
+    handler = Warnings()
+    logger = logging.getLogger("app.evaluation")
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+
+
+def after_checks(warnings: Warnings) -> list[str]:
     """What each case's after_each hook saw (it reports it by failing, which is logged)."""
-    found = re.findall(r"after-check (\w+ \w+)", caplog.text)
+    found = re.findall(r"after-check (\w+ \w+)", "\n".join(warnings.lines))
     return sorted(set(found))
 
 
@@ -129,7 +153,7 @@ def settings(root: Path, database_url: str | None = None) -> Settings:
 
 
 def assert_worked_in_fresh_copies(
-    records: list[dict[str, Any]], root: Path, caplog: pytest.LogCaptureFixture
+    records: list[dict[str, Any]], root: Path, warnings: Warnings
 ) -> None:
     assert [record["status"] for record in records] == ["passed", "passed"], [
         r["error"] for r in records
@@ -144,22 +168,22 @@ def assert_worked_in_fresh_copies(
     folders = {record["evaluator_results"][0]["details"]["program"]["folder"] for record in records}
     assert len(folders) == 2
     assert not any(Path(folder).exists() for folder in folders)
-    assert after_checks(caplog) == ["first True", "second True"]
+    assert after_checks(warnings) == ["first True", "second True"]
     assert (root / "ws" / "hello.txt").read_text() == "hello\n"  # the template is untouched
 
 
 async def test_each_case_works_in_a_fresh_copy_and_its_graders_see_what_changed(
-    tmp_path: Path, make_client: ClientFactory, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, make_client: ClientFactory, warnings: Warnings
 ) -> None:
     write_project(tmp_path)
     async with make_client(settings(tmp_path)) as client:
         response = await client.post("/evaluate", json={"suite": "evals/suite.yaml"})
     assert response.status_code == 200, response.text
-    assert_worked_in_fresh_copies(response.json()["results"], tmp_path, caplog)
+    assert_worked_in_fresh_copies(response.json()["results"], tmp_path, warnings)
 
 
 async def test_a_durable_run_sets_up_workspaces_from_its_stored_suite(
-    tmp_path: Path, make_client: ClientFactory, database_url: str, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, make_client: ClientFactory, database_url: str, warnings: Warnings
 ) -> None:
     write_project(tmp_path)
     async with make_client(settings(tmp_path, database_url)) as client:
@@ -169,7 +193,7 @@ async def test_a_durable_run_sets_up_workspaces_from_its_stored_suite(
         results = (await client.get(f"/runs/{run['id']}/results")).json()["results"]
         page = (await client.get(f"/ui/fragments/runs/{run['id']}/cases/0")).text
     assert run["status"] == "completed", run
-    assert_worked_in_fresh_copies(sorted(results, key=lambda r: r["eval_id"]), tmp_path, caplog)
+    assert_worked_in_fresh_copies(sorted(results, key=lambda r: r["eval_id"]), tmp_path, warnings)
     assert '<span class="diff-file">+++ b/src/new.py</span>' in page  # the viewer shows the diff
     assert '<span class="diff-add">+world</span>' in page
     assert '<span class="diff-del">-old</span>' in page
@@ -199,7 +223,7 @@ async def test_a_regrade_gives_graders_the_changes_the_agent_made_in_the_first_r
 
 
 async def test_a_failing_setup_hook_fails_its_case_naming_the_hook(
-    tmp_path: Path, make_client: ClientFactory, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, make_client: ClientFactory, warnings: Warnings
 ) -> None:
     write_project(tmp_path, before_each="fail")
     async with make_client(settings(tmp_path)) as client:
@@ -210,7 +234,7 @@ async def test_a_failing_setup_hook_fails_its_case_naming_the_hook(
     assert error.startswith("workspace hook 'before_each' failed: "), error
     assert "exited with code 3: no database for the agent" in error
     assert records[0]["candidate_answer"] is None  # the agent never ran
-    assert after_checks(caplog) == ["first False", "second False"]
+    assert after_checks(warnings) == ["first False", "second False"]
 
 
 async def test_a_suite_with_a_workspace_validates_with_its_folders(
