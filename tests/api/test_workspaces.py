@@ -127,11 +127,14 @@ class Warnings(logging.Handler):
 def warnings() -> Iterator[Warnings]:
     handler = Warnings()
     logger = logging.getLogger("app.evaluation")
+    disabled = logger.disabled  # import-linter's logging set-up (tests/test_layers.py) disables it
+    logger.disabled = False
     logger.addHandler(handler)
     try:
         yield handler
     finally:
         logger.removeHandler(handler)
+        logger.disabled = disabled
 
 
 def after_checks(warnings: Warnings) -> list[str]:
