@@ -48,6 +48,7 @@ from testkit.fake_wire import (
     request_body,
     runaway_text,
 )
+from testkit.wire_shapes import shape_problems
 
 __all__ = [
     "JUDGE_MARKER",
@@ -115,6 +116,9 @@ class FakeLLM:
         self.responder: Responder | None = None
         self._script: deque[Reply] = deque()
         self.record = True
+        self.check_shapes = True
+        """Answer 400 to a body its API would refuse (``testkit.wire_shapes``)."""
+        self.shape_errors: list[str] = []
 
     def script(self, *replies: Reply) -> None:
         """Answer the next requests with these replies, in order, then by default."""
@@ -123,13 +127,18 @@ class FakeLLM:
     def reset(self) -> None:
         """Forget recorded requests and counters (the script too)."""
         self.requests.clear()
+        self.shape_errors.clear()
         self._script.clear()
         self.peak_in_flight = self.in_flight
         self.completed = 0
         self.disconnects = 0
 
     def next_reply(self, recorded: RecordedRequest) -> Reply:
-        """The scripted reply, else the responder's, else the default."""
+        """400 to a body its API would refuse, else scripted, responder's or default."""
+        problems = shape_problems(recorded.wire, recorded.json) if self.check_shapes else []
+        if problems:
+            self.shape_errors += problems
+            return error(400, "invalid request body: " + "; ".join(problems[:5]))
         if self._script:
             return self._script.popleft()
         if self.responder is not None:

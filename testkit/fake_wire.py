@@ -75,6 +75,8 @@ class Reply:
     ignore_budget: bool = False
     token_seconds: float = 0.001
     gzip: bool = False
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    """Calls to answer with, ``{name, arguments}`` (a mapping, or text sent as written)."""
 
 
 def error(
@@ -103,6 +105,8 @@ def record_request(scope: dict[str, Any], raw: bytes) -> RecordedRequest:
         wire = "azure"
     elif path.endswith("/chat/completions"):
         wire = "openai"
+    elif path.endswith("/responses"):
+        wire = "responses"
     elif path.endswith("/v1/messages"):
         wire = "anthropic"
     elif _GEMINI.match(path):
@@ -136,6 +140,8 @@ def output_budget(recorded: RecordedRequest) -> int | None:
     body = request_body(recorded)
     if recorded.wire == "gemini":
         value = (body.get("generationConfig") or {}).get("maxOutputTokens")
+    elif recorded.wire == "responses":
+        value = body.get("max_output_tokens")
     else:
         value = body.get("max_tokens") or body.get("max_completion_tokens")
     return value if isinstance(value, int) else None
@@ -150,11 +156,11 @@ def forced_tool(recorded: RecordedRequest) -> dict[str, Any] | None:
     """The OpenAI function tool the request forces, if it forces one."""
     body = request_body(recorded)
     choice = body.get("tool_choice")
-    if recorded.wire not in ("openai", "azure") or not isinstance(choice, dict):
+    if recorded.wire not in ("openai", "azure", "responses") or not isinstance(choice, dict):
         return None
-    name = (choice.get("function") or {}).get("name")
+    name = (choice.get("function") or {}).get("name") or choice.get("name")
     for tool in body.get("tools") or []:
-        function = tool.get("function") or {}
+        function = tool.get("function") or tool
         if function.get("name") == name:
             return dict(function)
     return None
@@ -173,6 +179,11 @@ def requested_schema(recorded: RecordedRequest) -> dict[str, Any] | None:
         if response_format.get("type") == "json_object":
             schema = response_format.get("schema")
         return schema if isinstance(schema, dict) else None
+    if recorded.wire == "responses":
+        tool = forced_tool(recorded)
+        text_format = (body.get("text") or {}).get("format") or {}
+        schema = tool.get("parameters") if tool is not None else text_format.get("schema")
+        return schema if isinstance(schema, dict) else None
     if recorded.wire == "anthropic" and body.get("tool_choice", {}).get("type") == "tool":
         schema = (body.get("tools") or [{}])[0].get("input_schema")
         return schema if isinstance(schema, dict) else None
@@ -188,7 +199,10 @@ def last_user_text(recorded: RecordedRequest) -> str:
     if recorded.wire == "gemini":
         turns = [c for c in body.get("contents", []) if c.get("role") == "user"]
         return "".join(p.get("text", "") for p in turns[-1]["parts"]) if turns else ""
-    turns = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    listed = body.get("input", []) if recorded.wire == "responses" else body.get("messages", [])
+    if isinstance(listed, str):
+        return listed
+    turns = [m for m in listed if m.get("role") == "user"]
     content = turns[-1].get("content", "") if turns else ""
     if isinstance(content, list):
         return "".join(part.get("text", "") for part in content if isinstance(part, dict))
@@ -232,7 +246,10 @@ def _render_plain(
     if reply.status >= 400:
         return reply.status, headers, json.dumps(error_body(recorded.wire, reply)).encode()
     text = reply.text if reply.text is not None else default_text(recorded)
-    return reply.status, headers, json.dumps(success_body(recorded, text)).encode()
+    if reply.tool_calls and reply.text is None:
+        text = ""
+    body = success_body(recorded, text, reply.tool_calls)
+    return reply.status, headers, json.dumps(body).encode()
 
 
 def error_body(wire: str, reply: Reply) -> dict[str, Any]:
@@ -247,52 +264,127 @@ def error_body(wire: str, reply: Reply) -> dict[str, Any]:
     return {"error": {"message": reply.message, "type": kind, "param": None, "code": reply.code}}
 
 
-def success_body(recorded: RecordedRequest, text: str) -> dict[str, Any]:
-    """A success body carrying ``text`` in the request's wire format, with usage."""
-    body = request_body(recorded)
+def _arguments(call: dict[str, Any]) -> tuple[str, Any]:
+    """A scripted call's arguments as text (OpenAI) and as an object (Anthropic, Gemini)."""
+    arguments = call.get("arguments", {})
+    if isinstance(arguments, str):
+        try:
+            return arguments, json.loads(arguments)
+        except ValueError:
+            return arguments, {"unparsed": arguments}
+    return json.dumps(arguments), arguments
+
+
+def success_body(
+    recorded: RecordedRequest, text: str, tool_calls: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """A success body carrying ``text`` (and ``tool_calls``) in the request's wire format."""
+    calls = tool_calls or []
     prompt_tokens = len(recorded.messages_text().split())
-    output_tokens = len(text.split())
+    output_tokens = len(text.split()) + sum(len(_arguments(c)[0].split()) for c in calls)
     budget = output_budget(recorded)
-    budget_spent = budget is not None and output_tokens >= budget
-    if recorded.wire == "anthropic":
-        schema = requested_schema(recorded)
-        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
-        stop = "max_tokens" if budget_spent else "end_turn"
-        if schema is not None and not budget_spent:
-            name = body["tool_choice"]["name"]
-            content = [{"type": "tool_use", "id": "toolu_fake", "name": name,
-                        "input": json.loads(text)}]  # fmt: skip
-            stop = "tool_use"
-        return {
-            "id": "msg_fake", "type": "message", "role": "assistant",
-            "model": body.get("model", "claude-fake"), "content": content, "stop_reason": stop,
-            "usage": {"input_tokens": prompt_tokens, "output_tokens": output_tokens},
-        }  # fmt: skip
-    if recorded.wire == "gemini":
-        match = _GEMINI.match(recorded.path)
-        return {
-            "candidates": [
-                {"content": {"role": "model", "parts": [{"text": text}]},
-                 "finishReason": "MAX_TOKENS" if budget_spent else "STOP", "index": 0}
-            ],
-            "usageMetadata": {
-                "promptTokenCount": prompt_tokens, "candidatesTokenCount": output_tokens,
-                "totalTokenCount": prompt_tokens + output_tokens,
-            },
-            "modelVersion": match.group(1) if match else "gemini-fake",
-        }  # fmt: skip
-    message: dict[str, Any] = {"role": "assistant", "content": text}
-    finish = "length" if budget_spent else "stop"
+    spent = budget is not None and output_tokens >= budget
+    render_wire = {
+        "anthropic": _anthropic_body,
+        "gemini": _gemini_body,
+        "responses": _responses_body,
+    }.get(recorded.wire, _chat_body)
+    return render_wire(recorded, text, calls, (prompt_tokens, output_tokens), spent)
+
+
+Tokens = tuple[int, int]
+
+
+def _anthropic_body(
+    recorded: RecordedRequest, text: str, calls: list[dict[str, Any]], tokens: Tokens, spent: bool
+) -> dict[str, Any]:
+    body = request_body(recorded)
+    schema = requested_schema(recorded)
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text or not calls else []
+    stop = "max_tokens" if spent else "end_turn"
+    if schema is not None and not spent:
+        name = body["tool_choice"]["name"]
+        content = [{"type": "tool_use", "id": "toolu_fake", "name": name,
+                    "input": json.loads(text)}]  # fmt: skip
+        stop = "tool_use"
+    for index, call in enumerate(calls):
+        content.append({"type": "tool_use", "id": call.get("id", f"toolu_{index}"),
+                        "name": call["name"], "input": _arguments(call)[1]})  # fmt: skip
+        stop = "tool_use"
+    return {
+        "id": "msg_fake", "type": "message", "role": "assistant",
+        "model": body.get("model", "claude-fake"), "content": content, "stop_reason": stop,
+        "usage": {"input_tokens": tokens[0], "output_tokens": tokens[1]},
+    }  # fmt: skip
+
+
+def _gemini_body(
+    recorded: RecordedRequest, text: str, calls: list[dict[str, Any]], tokens: Tokens, spent: bool
+) -> dict[str, Any]:
+    match = _GEMINI.match(recorded.path)
+    parts: list[dict[str, Any]] = [{"text": text}] if text or not calls else []
+    parts += [{"functionCall": {"name": c["name"], "args": _arguments(c)[1]}} for c in calls]
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": parts},
+             "finishReason": "MAX_TOKENS" if spent else "STOP", "index": 0}
+        ],
+        "usageMetadata": {
+            "promptTokenCount": tokens[0], "candidatesTokenCount": tokens[1],
+            "totalTokenCount": tokens[0] + tokens[1],
+        },
+        "modelVersion": match.group(1) if match else "gemini-fake",
+    }  # fmt: skip
+
+
+def _responses_body(
+    recorded: RecordedRequest, text: str, calls: list[dict[str, Any]], tokens: Tokens, spent: bool
+) -> dict[str, Any]:
+    body = request_body(recorded)
+    output: list[dict[str, Any]] = []
     tool = forced_tool(recorded)
     if tool is not None:
-        call = {"id": "call_fake", "type": "function",
-                "function": {"name": tool["name"], "arguments": text}}  # fmt: skip
-        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        calls = [{"name": tool["name"], "arguments": text}]
+    elif text or not calls:
+        part = {"type": "output_text", "text": text, "annotations": []}
+        output.append({"type": "message", "id": "msg_fake", "status": "completed",
+                       "role": "assistant", "content": [part]})  # fmt: skip
+    for index, call in enumerate(calls):
+        output.append({"type": "function_call", "id": f"fc_{index}",
+                       "call_id": call.get("id", f"call_{index}"), "name": call["name"],
+                       "arguments": _arguments(call)[0], "status": "completed"})  # fmt: skip
+    return {
+        "id": "resp_fake", "object": "response", "created_at": int(time.time()),
+        "status": "incomplete" if spent else "completed",
+        "incomplete_details": {"reason": "max_output_tokens"} if spent else None,
+        "model": body.get("model", "gpt-fake"), "output": output,
+        "usage": {"input_tokens": tokens[0], "output_tokens": tokens[1],
+                  "total_tokens": tokens[0] + tokens[1]},
+    }  # fmt: skip
+
+
+def _chat_body(
+    recorded: RecordedRequest, text: str, calls: list[dict[str, Any]], tokens: Tokens, spent: bool
+) -> dict[str, Any]:
+    body = request_body(recorded)
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    finish = "length" if spent else "stop"
+    tool = forced_tool(recorded)
+    if tool is not None:
+        calls = [{"id": "call_fake", "name": tool["name"], "arguments": text}]
+        message["content"] = None
+    if calls:
+        message["content"] = message["content"] or None
+        message["tool_calls"] = [
+            {"id": c.get("id", f"call_{i}"), "type": "function",
+             "function": {"name": c["name"], "arguments": _arguments(c)[0]}}
+            for i, c in enumerate(calls)
+        ]  # fmt: skip
         finish = "tool_calls"
     return {
         "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
         "model": body.get("model", "gpt-fake"),
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": output_tokens,
-                  "total_tokens": prompt_tokens + output_tokens},
+        "usage": {"prompt_tokens": tokens[0], "completion_tokens": tokens[1],
+                  "total_tokens": tokens[0] + tokens[1]},
     }  # fmt: skip

@@ -18,8 +18,10 @@ from app.providers.base import ProviderRequest, ProviderResponse, Usage
 from app.providers.http import HttpAdapter, UpstreamError, model_options, sampling_fields
 from app.providers.json_schema import resolve_refs
 from app.providers.structured import with_schema_in_prompt
+from app.providers.tool_calls import answer_text, api_call, call_id, numbered, result_text
 from app.providers.turns import alternating_conversation
 from app.settings.targets import AnthropicTarget
+from app.settings.tools import ToolChoice
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
@@ -27,6 +29,7 @@ DEFAULT_MAX_TOKENS = 4096
 
 class _Block(BaseModel):
     type: str
+    id: str | None = None
     text: str | None = None
     name: str | None = None
     input: Any = None
@@ -78,9 +81,18 @@ def messages_body(
     if conversation.system is not None:
         body["system"] = conversation.system
     body["messages"] = [{"role": t.role, "content": t.text} for t in conversation.turns]
+    body["messages"] += tool_loop_messages(request)
     if temperature is not None:
         body["temperature"] = temperature
     body.update(sampling_fields(request, top_p="top_p"))
+    if request.tools:
+        body["tools"] = [
+            {"name": t.name, **({"description": t.description} if t.description else {}),
+             "input_schema": t.parameters}
+            for t in request.tools
+        ]  # fmt: skip
+    if request.tool_choice is not None:
+        body["tool_choice"] = anthropic_tool_choice(request.tool_choice)
     schema = request.options.json_schema
     if schema is not None and form == "tool":
         name = request.options.json_schema_name
@@ -93,6 +105,32 @@ def messages_body(
         ]
         body["tool_choice"] = {"type": "tool", "name": name}
     return body, schema_rewrites + conversation.rewrites
+
+
+def anthropic_tool_choice(choice: ToolChoice) -> dict[str, Any]:
+    """``tool_choice`` as Anthropic writes it (``required`` is ``any``)."""
+    if choice.mode == "tool":
+        return {"type": "tool", "name": choice.name}
+    return {"type": "any" if choice.mode == "required" else choice.mode}
+
+
+def tool_loop_messages(request: ProviderRequest) -> list[dict[str, Any]]:
+    """Each earlier step: an assistant turn of ``tool_use`` blocks, a user turn of results."""
+    messages: list[dict[str, Any]] = []
+    for number, step in numbered(request.tool_steps):
+        ids = [call_id(call, number, index) for index, call in enumerate(step.calls)]
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": step.text}] if step.text else []
+        blocks += [
+            {"type": "tool_use", "id": i, "name": c.tool,
+             "input": c.input if isinstance(c.input, dict) else {}}
+            for c, i in zip(step.calls, ids, strict=True)
+        ]  # fmt: skip
+        results = [
+            {"type": "tool_result", "tool_use_id": i, "content": result_text(c.output)}
+            for c, i in zip(step.calls, ids, strict=True)
+        ]
+        messages += [{"role": "assistant", "content": blocks}, {"role": "user", "content": results}]
+    return messages
 
 
 class AnthropicAdapter(HttpAdapter[AnthropicTarget]):
@@ -118,19 +156,25 @@ class AnthropicAdapter(HttpAdapter[AnthropicTarget]):
         return {"x-api-key": self._key, "anthropic-version": ANTHROPIC_VERSION}
 
     def parse_reply(self, payload: Any, request: ProviderRequest) -> ProviderResponse:
-        """Text blocks joined, or the forced tool's input as JSON for structured output."""
+        """Text blocks joined, ``tool_use`` blocks as calls (structured: the tool's input)."""
         reply = Message.model_validate(payload)
         text = "".join(block.text or "" for block in reply.content if block.type == "text")
+        calls = [
+            api_call(block.name or "", call_id=block.id, parsed=block.input, from_object=True)
+            for block in reply.content
+            if block.type == "tool_use"
+        ]
         if request.options.json_schema is not None:
-            tool_inputs = [block.input for block in reply.content if block.type == "tool_use"]
-            if tool_inputs:
-                text = json.dumps(tool_inputs[0], ensure_ascii=False)
+            if calls:
+                text = json.dumps(calls[0].input, ensure_ascii=False)
+            calls = []
         usage = reply.usage or _Usage()
         return ProviderResponse(
-            text=text,
+            text=answer_text(text, calls),
             usage=Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens),
             model=reply.model,
             finish_reason=reply.stop_reason,
+            tool_calls=tuple(calls),
         )
 
     def parse_error(self, payload: Any) -> UpstreamError | None:

@@ -43,9 +43,9 @@ class AzureAdapter(HttpAdapter[AzureTarget]):
         """The ``api-key`` header."""
         return {"api-key": self._key}
 
-    def parse_reply(self, payload: Any, request: ProviderRequest) -> ProviderResponse:  # noqa: ARG002
+    def parse_reply(self, payload: Any, request: ProviderRequest) -> ProviderResponse:
         """OpenAI's reply shape."""
-        return parse_chat_completion(payload)
+        return parse_chat_completion(payload, request)
 
     def parse_error(self, payload: Any) -> UpstreamError | None:
         """OpenAI's error shape."""

@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.formatting.messages import ChatMessage, FormattedPrompt
 from app.providers.preview import ProviderPreview
-from app.settings.targets import StructuredForm
+from app.settings.targets import ReasoningEffort, StructuredForm
+from app.settings.tools import ToolChoice, ToolSpec
 
 
 class CallRole(StrEnum):
@@ -34,6 +35,9 @@ class ModelOptions(BaseModel):
         None, description="JSON Schema the reply must follow (structured output), if supported."
     )
     json_schema_name: str = "verdict"
+    reasoning_effort: ReasoningEffort | None = Field(
+        None, description="How hard a reasoning model thinks (OpenAI), where the API takes it."
+    )
     structured_output: StructuredForm | None = Field(
         None,
         description=(
@@ -41,6 +45,43 @@ class ModelOptions(BaseModel):
             "`structured_output` setting); None: the adapter's strongest form."
         ),
     )
+
+
+class ToolCall(BaseModel):
+    """One tool call a target made while answering, in one shape whatever the target.
+
+    ``tool`` is the tool's name; ``input`` the arguments (parsed JSON) and ``output`` the
+    result, as the target wrote them (agents, CLI programs) or as the suite's canned results
+    gave it (API targets in a tool loop). An API model writes its arguments as text:
+    ``arguments`` keeps that text, and a call whose text does not parse as a JSON object is
+    kept with ``input`` None and ``arguments_error`` saying why.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    tool: str
+    input: Any = None
+    output: Any = None
+    id: str | None = None
+    arguments: str | None = Field(
+        None, description="The arguments as the model wrote them (API targets)."
+    )
+    arguments_error: str | None = Field(
+        None, description="Why `arguments` did not parse as a JSON object (the call is kept)."
+    )
+    step: int | None = Field(
+        None, description="Which provider call of the case made it (from 1), for API targets."
+    )
+
+
+class ToolStep(BaseModel):
+    """An earlier reply of the candidate in a tool loop: its text and its calls with results.
+
+    Adapters send it back natively (an assistant turn with the calls, then each result).
+    """
+
+    model_config = ConfigDict(frozen=True)
+    text: str = ""
+    calls: tuple[ToolCall, ...]
 
 
 class ProviderRequest(BaseModel):
@@ -61,6 +102,11 @@ class ProviderRequest(BaseModel):
     attachments: tuple[tuple[str, str], ...] = ()
     workspace: str | None = Field(
         None, exclude=True, description="The case's workspace folder, where an agent works."
+    )
+    tools: tuple[ToolSpec, ...] = Field((), description="Function tools the model may call.")
+    tool_choice: ToolChoice | None = None
+    tool_steps: tuple[ToolStep, ...] = Field(
+        (), description="The candidate's earlier replies in a tool loop, with the results."
     )
 
     @classmethod
@@ -101,19 +147,6 @@ class CallAttempt(BaseModel):
     status: int | None = Field(None, description="The HTTP status answered, when there was one.")
     latency_ms: float
     error: str | None = Field(None, description="Why the try failed (no secrets).")
-
-
-class ToolCall(BaseModel):
-    """One tool call a target reports having made while answering (agents, CLI programs).
-
-    ``tool`` is the tool's name; ``input`` and ``output`` are kept as the target wrote them.
-    """
-
-    model_config = ConfigDict(frozen=True)
-    tool: str
-    input: Any = None
-    output: Any = None
-    id: str | None = None
 
 
 class ProviderResponse(BaseModel):

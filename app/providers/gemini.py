@@ -20,13 +20,22 @@ from app.providers.base import ProviderRequest, ProviderResponse, Usage
 from app.providers.http import HttpAdapter, UpstreamError, model_options, sampling_fields
 from app.providers.json_schema import gemini_schema
 from app.providers.structured import with_schema_in_prompt
+from app.providers.tool_calls import answer_text, api_call, call_id, numbered
 from app.providers.turns import alternating_conversation
 from app.settings.targets import GeminiTarget
+from app.settings.tools import ToolChoice
+
+
+class _FunctionCall(BaseModel):
+    name: str = ""
+    args: Any = None
+    id: str | None = None
 
 
 class _Part(BaseModel):
     text: str | None = None
     thought: bool | None = None
+    functionCall: _FunctionCall | None = None
 
 
 class _Content(BaseModel):
@@ -83,6 +92,16 @@ def generate_content_body(
         {"role": "model" if t.role == "assistant" else "user", "parts": [{"text": t.text}]}
         for t in conversation.turns
     ]
+    body["contents"] += tool_loop_contents(request)
+    if request.tools:
+        declarations = [
+            {"name": t.name, **({"description": t.description} if t.description else {}),
+             "parameters": gemini_schema(t.parameters)}
+            for t in request.tools
+        ]  # fmt: skip
+        body["tools"] = [{"functionDeclarations": declarations}]
+    if request.tool_choice is not None:
+        body["toolConfig"] = {"functionCallingConfig": gemini_tool_choice(request.tool_choice)}
     temperature, max_tokens = model_options(request, temperature, max_output_tokens)
     config: dict[str, Any] = {}
     if temperature is not None:
@@ -98,6 +117,31 @@ def generate_content_body(
     if config:
         body["generationConfig"] = config
     return body, schema_rewrites + conversation.rewrites
+
+
+def gemini_tool_choice(choice: ToolChoice) -> dict[str, Any]:
+    """``functionCallingConfig``: ``AUTO``, ``ANY`` (one tool: allowed names), ``NONE``."""
+    if choice.mode == "tool":
+        return {"mode": "ANY", "allowedFunctionNames": [choice.name]}
+    return {"mode": {"auto": "AUTO", "none": "NONE"}.get(choice.mode, "ANY")}
+
+
+def tool_loop_contents(request: ProviderRequest) -> list[dict[str, Any]]:
+    """Each earlier step: a model turn of ``functionCall`` parts, a user turn of responses."""
+    contents: list[dict[str, Any]] = []
+    for number, step in numbered(request.tool_steps):
+        parts: list[dict[str, Any]] = [{"text": step.text}] if step.text else []
+        responses: list[dict[str, Any]] = []
+        for index, call in enumerate(step.calls):
+            args = call.input if isinstance(call.input, dict) else {}
+            ident = call_id(call, number, index)
+            parts.append({"functionCall": {"id": ident, "name": call.tool, "args": args}})
+            output = call.output if isinstance(call.output, dict) else {"result": call.output}
+            responses.append(
+                {"functionResponse": {"id": ident, "name": call.tool, "response": output}}
+            )
+        contents += [{"role": "model", "parts": parts}, {"role": "user", "parts": responses}]
+    return contents
 
 
 def _retry_delay(details: list[dict[str, Any]]) -> float | None:
@@ -143,14 +187,21 @@ class GeminiAdapter(HttpAdapter[GeminiTarget]):
         return {"x-goog-api-key": self._key}
 
     def parse_reply(self, payload: Any, request: ProviderRequest) -> ProviderResponse:  # noqa: ARG002
-        """The first candidate's text parts (thoughts left out), usage and finish reason."""
+        """The first candidate's text parts (thoughts left out), calls, usage and finish."""
         reply = GenerateContentResponse.model_validate(payload)
         candidate = reply.candidates[0]
         parts = candidate.content.parts if candidate.content else []
         text = "".join(part.text or "" for part in parts if not part.thought)
+        calls = [
+            api_call(part.functionCall.name, call_id=part.functionCall.id,
+                     parsed=part.functionCall.args, from_object=True)
+            for part in parts
+            if part.functionCall is not None
+        ]  # fmt: skip
         usage = reply.usageMetadata or _UsageMetadata()
         return ProviderResponse(
-            text=text,
+            text=answer_text(text, calls),
+            tool_calls=tuple(calls),
             usage=Usage(
                 input_tokens=usage.promptTokenCount, output_tokens=usage.candidatesTokenCount
             ),

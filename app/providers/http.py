@@ -14,7 +14,7 @@ import httpx
 import orjson
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from app.providers.base import ProviderKind, ProviderRequest, ProviderResponse
+from app.providers.base import CallRole, ProviderKind, ProviderRequest, ProviderResponse
 from app.providers.errors import (
     ProviderError,
     ProviderQuotaExhausted,
@@ -28,6 +28,7 @@ from app.providers.errors import (
 )
 from app.providers.preview import ProviderPreview
 from app.providers.retry import parse_retry_after
+from app.settings.tools import merged_tools
 
 # Error codes and phrases that mean money or quota ran out: retrying cannot help.
 QUOTA_MARKERS = (
@@ -208,9 +209,22 @@ class HttpAdapter(ABC, Generic[TargetT]):
     def parse_error(self, payload: Any) -> UpstreamError | None:
         """Read the message (and code) of an error body; ``None`` if it has none."""
 
+    def with_target_tools(self, request: ProviderRequest) -> ProviderRequest:
+        """A candidate request with the target's ``tools`` (the request's own win by name)."""
+        tools = getattr(self.target, "tools", ())
+        choice = getattr(self.target, "tool_choice", None)
+        if request.role != CallRole.CANDIDATE or not (tools or choice):
+            return request
+        return request.model_copy(
+            update={
+                "tools": merged_tools(tools, request.tools),
+                "tool_choice": request.tool_choice or choice,
+            }
+        )
+
     def preview(self, request: ProviderRequest) -> ProviderPreview:
         """What ``complete`` would send, without sending it."""
-        body, rewrites = self.build_body(request)
+        body, rewrites = self.build_body(self.with_target_tools(request))
         return ProviderPreview(body=scrub(body, self._secrets), rewrites=rewrites)
 
     def _client(self) -> tuple[aiohttp.ClientSession, str, dict[str, str]]:
@@ -222,6 +236,7 @@ class HttpAdapter(ABC, Generic[TargetT]):
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Send one request; map every failure into the ``ProviderError`` tree."""
+        request = self.with_target_tools(request)
         body, _ = self.build_body(request)
         session, url, headers = self._client()
         started = time.perf_counter()

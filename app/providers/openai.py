@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, Field
 
-from app.providers.base import ProviderRequest, ProviderResponse, Usage
+from app.providers.base import ProviderRequest, ProviderResponse, ToolCall, Usage
 from app.providers.http import (
     DEFAULT_MAX_REPLY_BYTES,
     ConnectorFactory,
@@ -26,17 +26,28 @@ from app.providers.http import (
 )
 from app.providers.json_schema import openai_strict_schema, resolve_refs
 from app.providers.structured import with_schema_in_prompt
+from app.providers.tool_calls import (
+    answer_text,
+    api_call,
+    call_id,
+    numbered,
+    openai_call_object,
+    result_text,
+)
 from app.providers.turns import openai_messages
 from app.settings.targets import OpenAITarget
+from app.settings.tools import ToolChoice, ToolSpec
 
 TOOL_DESCRIPTION = "Record the answer in the required structure."
 
 
 class _Function(BaseModel):
+    name: str = ""
     arguments: str | None = None
 
 
 class _ToolCall(BaseModel):
+    id: str | None = None
     function: _Function | None = None
 
 
@@ -82,6 +93,7 @@ def chat_completions_body(
     max_output_tokens: int | None,
     max_tokens_key: str = "max_tokens",
     schema_in_json_mode: bool = True,
+    reasoning_effort: str | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """The Chat Completions body for ``request`` and the rewrites applied (pure).
 
@@ -90,7 +102,8 @@ def chat_completions_body(
     """
     form = request.options.structured_output or "json_schema"
     request, schema_rewrites = with_schema_in_prompt(request, form)
-    messages, rewrites = openai_messages(request.chat_prompt)
+    chat, rewrites = openai_messages(request.chat_prompt)
+    messages: list[dict[str, Any]] = [*chat, *tool_loop_messages(request)]
     body: dict[str, Any] = {}
     if model is not None:
         body["model"] = model
@@ -101,11 +114,54 @@ def chat_completions_body(
     if max_tokens is not None:
         body[max_tokens_key] = max_tokens
     body.update(sampling_fields(request, top_p="top_p", seed="seed"))
+    effort = request.options.reasoning_effort or reasoning_effort
+    if effort is not None:
+        body["reasoning_effort"] = effort
+    if request.tools:
+        body["tools"] = [{"type": "function", "function": function_object(t)}
+                         for t in request.tools]  # fmt: skip
+    if request.tool_choice is not None:
+        body["tool_choice"] = chat_tool_choice(request.tool_choice)
     schema = request.options.json_schema
     if schema is not None:
         name = request.options.json_schema_name
         body.update(_structured_fields(schema, name, form, schema_in_json_mode=schema_in_json_mode))
     return body, schema_rewrites + rewrites
+
+
+def function_object(tool: ToolSpec) -> dict[str, Any]:
+    """A tool as OpenAI's ``function`` object (``name``, ``description``, ``parameters``)."""
+    function: dict[str, Any] = {"name": tool.name}
+    if tool.description is not None:
+        function["description"] = tool.description
+    function["parameters"] = tool.parameters
+    if tool.strict is not None:
+        function["strict"] = tool.strict
+    return function
+
+
+def chat_tool_choice(choice: ToolChoice) -> Any:
+    """``tool_choice`` as Chat Completions writes it."""
+    if choice.mode == "tool":
+        return {"type": "function", "function": {"name": choice.name}}
+    return choice.mode
+
+
+def tool_loop_messages(request: ProviderRequest) -> list[dict[str, Any]]:
+    """Each earlier step: an assistant message with its calls, then one ``tool`` message each."""
+    messages: list[dict[str, Any]] = []
+    for number, step in numbered(request.tool_steps):
+        ids = [call_id(call, number, index) for index, call in enumerate(step.calls)]
+        messages.append({
+            "role": "assistant",
+            "content": step.text or None,
+            "tool_calls": [openai_call_object(c, i) for c, i in zip(step.calls, ids, strict=True)],
+        })  # fmt: skip
+        messages += [
+            {"role": "tool", "tool_call_id": i, "content": result_text(c.output)}
+            for c, i in zip(step.calls, ids, strict=True)
+        ]
+    return messages
 
 
 def _structured_fields(
@@ -131,23 +187,34 @@ def _structured_fields(
     return {}
 
 
-def parse_chat_completion(payload: Any) -> ProviderResponse:
-    """Text (or a forced tool call's arguments), usage, model and finish reason of a reply."""
+def parse_chat_completion(payload: Any, request: ProviderRequest) -> ProviderResponse:
+    """Text, tool calls, usage, model and finish reason of a reply.
+
+    A structured call answered by the forced tool has that call's arguments as its text; any
+    other reply's calls are its ``tool_calls`` (and its answer when it has no text).
+    """
     reply = ChatCompletion.model_validate(payload)
     choice = reply.choices[0]
     message = choice.message
+    calls: list[ToolCall] = [
+        api_call(c.function.name, call_id=c.id, arguments=c.function.arguments)
+        for c in message.tool_calls or ()
+        if c.function is not None
+    ]
     text = message.content
-    calls = [c.function.arguments for c in message.tool_calls or () if c.function is not None]
-    if not text and calls and calls[0] is not None:
-        text = calls[0]
+    if request.options.json_schema is not None:
+        if not text and calls and calls[0].arguments is not None:
+            text = calls[0].arguments
+        calls = []
     if text is None:
         text = message.refusal or ""
     usage = reply.usage or _Usage()
     return ProviderResponse(
-        text=text,
+        text=answer_text(text, calls),
         usage=Usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens),
         model=reply.model,
         finish_reason=choice.finish_reason,
+        tool_calls=tuple(calls),
     )
 
 
@@ -194,6 +261,7 @@ class OpenAIAdapter(HttpAdapter[OpenAITarget]):
             max_output_tokens=self.target.max_output_tokens,
             max_tokens_key=self._max_tokens_key,
             schema_in_json_mode=not self._official,
+            reasoning_effort=self.target.reasoning_effort,
         )
 
     def url(self) -> str:
@@ -204,9 +272,9 @@ class OpenAIAdapter(HttpAdapter[OpenAITarget]):
         """Bearer authentication when a key is configured."""
         return {"Authorization": f"Bearer {self._key}"} if self._key else {}
 
-    def parse_reply(self, payload: Any, request: ProviderRequest) -> ProviderResponse:  # noqa: ARG002
+    def parse_reply(self, payload: Any, request: ProviderRequest) -> ProviderResponse:
         """See ``parse_chat_completion``."""
-        return parse_chat_completion(payload)
+        return parse_chat_completion(payload, request)
 
     def parse_error(self, payload: Any) -> UpstreamError | None:
         """See ``parse_openai_error``."""

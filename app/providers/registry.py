@@ -24,6 +24,7 @@ from app.providers.limiter import LimiterFactory, LimiterState, local_limiter
 from app.providers.mock import MockAdapter
 from app.providers.openai import OpenAIAdapter
 from app.providers.preview import ProviderPreview
+from app.providers.responses import ResponsesAdapter
 from app.providers.retry import Sleep
 from app.providers.runtime import TargetDescription, TargetRuntime, retry_policy
 from app.settings import Settings
@@ -70,7 +71,11 @@ AdapterFactory = Callable[[Any, AdapterOptions], Provider]
 
 ADAPTERS: dict[str, AdapterFactory] = {
     "mock": lambda config, _: MockAdapter(config),
-    "openai": lambda config, options: OpenAIAdapter(config, **options.http()),
+    "openai": lambda config, options: (
+        ResponsesAdapter(config, **options.http())
+        if config.api_format == "responses"
+        else OpenAIAdapter(config, **options.http())
+    ),
     "azure": lambda config, options: AzureAdapter(config, **options.http()),
     "anthropic": lambda config, options: AnthropicAdapter(config, **options.http()),
     "gemini": lambda config, options: GeminiAdapter(config, **options.http()),

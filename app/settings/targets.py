@@ -34,6 +34,7 @@ from pydantic import (
 )
 
 from app.errors import TargetsFileError
+from app.settings.tools import ToolChoice, ToolSpec, read_tool_choice, read_tools
 
 logger = logging.getLogger("app.settings")
 
@@ -43,9 +44,12 @@ PROVIDER_ALIASES: dict[str, str] = {
     "google": "gemini",
     "google-gemini": "gemini",
     "openai-compatible": "openai",
+    "openai-responses": "openai",
     "openrouter": "openai",
 }
 PROVIDER_BASE_URLS = {"openrouter": "https://openrouter.ai/api/v1"}
+PROVIDER_API_FORMATS = {"openai-responses": "responses"}
+"""Provider names that pick a wire of their provider (``api_format``)."""
 # AgentV's agent providers (``claude`` is Claude Code, not the Anthropic API): not run here.
 UNSUPPORTED_AGENTV_PROVIDERS = frozenset(
     {"codex", "codex-cli", "codex-sdk", "vscode", "vscode-insiders", "claude", "claude-cli"}
@@ -60,6 +64,8 @@ ENV_VARIABLE = re.compile(
 """``${{ VAR }}`` (AgentV targets files) or ``{{ env.VAR }}`` (AgentV's providers.yaml)."""
 StructuredForm = Literal["json_schema", "json_object", "tool", "none"]
 """How a call asks for JSON that follows a schema (docs/providers.md, "Structured output")."""
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
+"""How hard a reasoning model thinks (OpenAI's ``reasoning_effort``, Responses ``reasoning``)."""
 StructuredOutput = Literal["auto", "json_schema", "json_object", "tool", "none"]
 """A target's ``structured_output`` setting: a form, or ``auto`` (negotiated per target)."""
 
@@ -173,7 +179,30 @@ class MockTarget(TargetBase):
     cost_usd: float | None = Field(None, ge=0, validation_alias=_choices("cost_usd", "costUsd"))
 
 
-class OpenAITarget(TargetBase):
+class ApiTarget(TargetBase):
+    """Keys of targets that call a model API: the tools candidate calls may use.
+
+    ``tools`` (any API's spelling, read into OpenAI's function-tool form) and ``tool_choice``
+    go with every candidate call of the target, never with judge calls.
+    """
+
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: ToolChoice | None = Field(
+        None, validation_alias=_choices("tool_choice", "toolChoice")
+    )
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _read_tools(cls, value: Any) -> Any:
+        return read_tools(value) if not isinstance(value, tuple) else value
+
+    @field_validator("tool_choice", mode="before")
+    @classmethod
+    def _read_tool_choice(cls, value: Any) -> Any:
+        return value if isinstance(value, ToolChoice) else read_tool_choice(value)
+
+
+class OpenAITarget(ApiTarget):
     """Chat Completions on OpenAI or any OpenAI-compatible server."""
 
     provider: Literal["openai"]
@@ -186,13 +215,21 @@ class OpenAITarget(TargetBase):
     structured_output: StructuredOutput = Field(
         "auto", validation_alias=_choices("structured_output", "structuredOutput")
     )
+    api_format: Literal["chat", "responses"] = Field(
+        "chat",
+        validation_alias=_choices("api_format", "apiFormat", "wire_api", "wireApi"),
+        description="`chat` (Chat Completions) or `responses` (the Responses API).",
+    )
+    reasoning_effort: ReasoningEffort | None = Field(
+        None, validation_alias=_choices("reasoning_effort", "reasoningEffort")
+    )
 
     def endpoint_url(self) -> str:
         """The base URL calls go to."""
         return self.base_url
 
 
-class AzureTarget(TargetBase):
+class AzureTarget(ApiTarget):
     """An Azure OpenAI deployment."""
 
     provider: Literal["azure"]
@@ -224,7 +261,7 @@ class AzureTarget(TargetBase):
         return f"https://{self.endpoint}.openai.azure.com/openai"
 
 
-class AnthropicTarget(TargetBase):
+class AnthropicTarget(ApiTarget):
     """The Anthropic Messages API."""
 
     provider: Literal["anthropic"]
@@ -242,7 +279,7 @@ class AnthropicTarget(TargetBase):
         return self.base_url
 
 
-class GeminiTarget(TargetBase):
+class GeminiTarget(ApiTarget):
     """Google Gemini ``generateContent``."""
 
     provider: Literal["gemini"]
@@ -392,6 +429,8 @@ def parse_target(
     values["provider"] = provider
     if declared in PROVIDER_BASE_URLS:
         values.setdefault("base_url", PROVIDER_BASE_URLS[declared])
+    if declared in PROVIDER_API_FORMATS:
+        values.setdefault("api_format", PROVIDER_API_FORMATS[declared])
     if provider == "cli" and base_dir is not None and isinstance(values.get("cwd"), str):
         values["cwd"] = str((base_dir / values["cwd"]).resolve())
     try:
@@ -441,10 +480,17 @@ def _from_providers_list(entry: Mapping[str, Any]) -> dict[str, Any]:
     ``id`` is the provider, promptfoo style: ``openai``, or ``openai:gpt-4o`` (provider and
     model); ``label`` is the target's name.
     """
-    values = {key: value for key, value in entry.items() if key not in ("id", "label")}
+    config = entry.get("config")
+    values = {key: value for key, value in entry.items() if key not in ("id", "label", "config")}
+    if isinstance(config, dict):  # promptfoo's options live under ``config``
+        values = {**config, **values}
+    elif config is not None:
+        values["config"] = config
     provider_id = str(entry.get("id", ""))
     provider, _, model = provider_id.partition(":")
-    model = model.removeprefix("chat:").removeprefix("messages:")
+    if provider == "openai" and model.startswith("responses:"):
+        values.setdefault("api_format", "responses")
+    model = model.removeprefix("chat:").removeprefix("messages:").removeprefix("responses:")
     if provider == "agentv" or model in UNSUPPORTED_AGENTV_PROVIDERS:
         provider = model or provider
     elif model:
