@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from app.evaluation.context import CallLedger, CaseContext, RecordedTarget, ResponseCache
 from app.evaluation.plan import RunPlan
 from app.evaluation.records import RawRequest, ResultRecord, TurnResult
+from app.evaluation.tool_loop import CandidateStep, run_tool_loop
 from app.evaluation.workspaces import CaseWorkspace
 from app.evaluators.aggregate import Combined
 from app.evaluators.base import CandidateRun, EvaluationContext, EvaluatorOutcome, JudgeClient
@@ -26,6 +27,7 @@ from app.formatting.messages import FormattedPrompt
 from app.providers.base import CallRole, ProviderRequest, ProviderResponse
 from app.providers.errors import ProviderError
 from app.providers.target_proxy import TargetProxy
+from app.settings.tools import ToolSpec, merged_tools
 from app.suites.model import EvalCase
 
 
@@ -42,6 +44,8 @@ class CaseState:
     outcomes: Sequence[EvaluatorOutcome] = ()
     file_changes: str | None = None
     turns: list[TurnResult] | None = None
+    candidate_steps: list[CandidateStep] | None = None
+    offered_tools: tuple[ToolSpec, ...] = ()
 
     def record(self, combined: Combined | None = None, *, error: str | None = None) -> ResultRecord:
         """The case's result record, graded by ``combined`` or failed with ``error``."""
@@ -78,6 +82,7 @@ class CaseState:
             cached=self.ledger.cached() if self.plan.use_cache else None,
             cost_usd=self.ledger.cost,
             tool_calls=list(self.candidate.tool_calls),
+            candidate_steps=self.candidate_steps,
             file_changes=self.file_changes,
             turns=self.turns,
             error=error,
@@ -105,16 +110,26 @@ async def ask_candidate(
     context: CaseContext,
     workspace: CaseWorkspace | None,
 ) -> ProviderResponse:
-    """The candidate's reply to ``formatted`` (in the case's workspace folder, if any)."""
+    """The candidate's reply to ``formatted`` (in the case's workspace folder, if any).
+
+    A case with tools may make several calls (``app.evaluation.tool_loop``); the reply then
+    carries every tool call made, and the state each step.
+    """
     plan = state.plan
     cache = context.cache if plan.use_cache else None
-    candidate = RecordedTarget(
-        context.providers.get(plan.target), CallRole.CANDIDATE, state.ledger, cache
-    )
+    runtime = context.providers.get(plan.target)
+    candidate = RecordedTarget(runtime, CallRole.CANDIDATE, state.ledger, cache)
     folder = str(workspace.path) if workspace else None
-    return await candidate.complete(
-        ProviderRequest.for_candidate(formatted, state.case.id, plan.candidate_options, folder)
+    request = ProviderRequest.for_candidate(
+        formatted, state.case.id, plan.candidate_options, folder
     )
+    tool_use = state.case.tool_use
+    response, steps = await run_tool_loop(candidate, request, tool_use)
+    target_tools = getattr(getattr(runtime, "config", None), "tools", ())
+    state.offered_tools = merged_tools(target_tools, tool_use.tools if tool_use else ())
+    if tool_use is not None or (response.tool_calls and runtime.kind == "api"):
+        state.candidate_steps = steps
+    return response
 
 
 async def note_answer(
@@ -125,7 +140,7 @@ async def note_answer(
 ) -> None:
     """Note the candidate's answer, its call's figures and what it changed in the workspace."""
     state.candidate_answer = answer
-    state.candidate = candidate_run(state.ledger, response)
+    state.candidate = candidate_run(state.ledger, response, state.offered_tools)
     if workspace is not None:
         state.file_changes = await workspace.changes()
 
@@ -160,7 +175,9 @@ async def grade(
     return await _run_evaluators(case, evaluation, registry)
 
 
-def candidate_run(ledger: CallLedger, response: ProviderResponse | None) -> CandidateRun:
+def candidate_run(
+    ledger: CallLedger, response: ProviderResponse | None, tools: tuple[ToolSpec, ...] = ()
+) -> CandidateRun:
     """The candidate call's figures (what the ledger counted, what the target reported)."""
     tokens = ledger.usage.candidate
     return CandidateRun(
@@ -171,6 +188,7 @@ def candidate_run(ledger: CallLedger, response: ProviderResponse | None) -> Cand
         duration_ms=response.duration_ms if response else None,
         llm_calls=(response.llm_calls or ledger.calls.get("candidate")) if response else None,
         tool_calls=response.tool_calls if response else (),
+        tools=tools,
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.evaluation.tool_loop import CandidateStep
 from app.evaluators.results import CaseStatus, EvaluatorRawRequest, EvaluatorResult, Verdict
 from app.formatting.messages import ChatMessage
 from app.providers.base import ToolCall
@@ -159,6 +160,13 @@ class ResultRecord(BaseModel):
     tool_calls: list[ToolCall] = Field(
         default_factory=list,
         description="Tool calls the candidate target reported with its answer, in order.",
+    )
+    candidate_steps: list[CandidateStep] | None = Field(
+        None,
+        description=(
+            "A tool-calling candidate's provider calls, one per step of its tool loop, each "
+            "with its usage and latency (API targets with tools, or that called tools)."
+        ),
     )
     trials: TrialsSummary | None = Field(
         None, description="A case run several times (`repeat`): each trial and pass@k."

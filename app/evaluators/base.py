@@ -14,6 +14,7 @@ from app.evaluators.results import EvaluatorRawRequest, EvaluatorResult
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import Message
 from app.providers.base import ProviderRequest, ProviderResponse, ToolCall
+from app.settings.tools import ToolSpec
 
 if TYPE_CHECKING:
     from app.evaluators.programs import ProgramRunner
@@ -108,6 +109,7 @@ class CandidateRun:
         duration_ms: How long an agent says it worked (else ``latency_ms`` stands in).
         llm_calls: Model calls an agent reports (an API target: one per call).
         tool_calls: Tool calls the target reports, in order.
+        tools: The function tools the candidate was offered (the target's and the case's).
     """
 
     latency_ms: float | None = None
@@ -117,6 +119,7 @@ class CandidateRun:
     duration_ms: float | None = None
     llm_calls: int | None = None
     tool_calls: tuple[ToolCall, ...] = ()
+    tools: tuple[ToolSpec, ...] = ()
 
 
 @dataclass(frozen=True)

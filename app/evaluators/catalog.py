@@ -58,6 +58,7 @@ _JUDGE = frozenset(
 )
 _CODE = frozenset({"command", "script", "cwd", "target", "config", "required", "min_score"})
 _METRIC = frozenset({"threshold", "budget", "negate", "required", "min_score"})
+_TRAJECTORY_VALUE = frozenset({"value", "negate", "required", "min_score", "threshold"})
 
 GRADER_TYPES: tuple[GraderType, ...] = (
     GraderType(
@@ -122,7 +123,21 @@ GRADER_TYPES: tuple[GraderType, ...] = (
         "is_valid_function_call",
         "deterministic",
         "the answer is a valid function call",
-        ("is_valid_openai_function_call", "is_valid_openai_tools_call", "finish_reason"),
+        ("finish_reason",),
+        _TEXT,
+    ),
+    GraderType(
+        "is_valid_openai_tools_call",
+        "structure",
+        "every tool call names an offered tool, its arguments valid for its schema",
+        (),
+        _TEXT,
+    ),
+    GraderType(
+        "is_valid_openai_function_call",
+        "structure",
+        "the first tool call is valid for its tool's schema (promptfoo)",
+        (),
         _TEXT,
     ),
     GraderType("latency", "metric", "the call took at most `threshold` ms", (), _METRIC),
@@ -180,6 +195,34 @@ GRADER_TYPES: tuple[GraderType, ...] = (
         ("trajectory",),
         frozenset({"mode", "minimums", "expected", "args_match", "argsMatch"})
         | {"required", "min_score", "negate"},
+    ),
+    GraderType(
+        "trajectory_tool_used",
+        "structure",
+        "the tools were called (within min/max times) (promptfoo)",
+        ("trajectory:tool_used",),
+        _TRAJECTORY_VALUE,
+    ),
+    GraderType(
+        "trajectory_tool_sequence",
+        "structure",
+        "the tools were called in this order (promptfoo)",
+        ("trajectory:tool_sequence",),
+        _TRAJECTORY_VALUE,
+    ),
+    GraderType(
+        "trajectory_tool_args_match",
+        "structure",
+        "a call of the tool had these arguments (promptfoo)",
+        ("trajectory:tool_args_match",),
+        _TRAJECTORY_VALUE,
+    ),
+    GraderType(
+        "trajectory_step_count",
+        "structure",
+        "the number of tool calls is within limits (promptfoo)",
+        ("trajectory:step_count",),
+        _TRAJECTORY_VALUE,
     ),
     GraderType(
         "skill_trigger",

@@ -110,10 +110,15 @@ def prompt_variables(context: EvaluationContext, template: str) -> dict[str, str
 
 
 def tool_calls_text(calls: Sequence[ToolCall]) -> str:
-    """The candidate's tool calls for a judge: one line each, ``name: input as JSON``."""
+    """The candidate's tool calls for a judge: one line each, ``name: input as JSON``.
+
+    Arguments that did not parse are shown as the model wrote them, marked.
+    """
     lines = []
     for call in calls:
         given = "" if call.input is None else json.dumps(call.input, ensure_ascii=False)
+        if call.arguments_error is not None:
+            given = f"{call.arguments} (arguments do not parse: {call.arguments_error})"
         lines.append(f"{call.tool}: {given}" if given else call.tool)
     return "\n".join(lines)
 

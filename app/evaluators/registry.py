@@ -44,6 +44,8 @@ from app.evaluators.similarity import (
     LevenshteinEvaluator,
     MetricEvaluator,
 )
+from app.evaluators.tool_asserts import GRADERS as TOOL_CALL_GRADERS
+from app.evaluators.tool_asserts import ToolCallsEvaluator
 from app.evaluators.trajectory import SkillTriggerEvaluator, ToolTrajectoryEvaluator
 
 _CANONICAL = frozenset(entry.name for entry in GRADER_TYPES)
@@ -203,6 +205,8 @@ def build_registry() -> EvaluatorRegistry:
     _register_metrics(registry)
     registry.register("tool_trajectory", ToolTrajectoryEvaluator(), _TRAJECTORY_OPTIONS)
     registry.register("skill_trigger", SkillTriggerEvaluator(), ("skill", "should_trigger"))
+    for name in TOOL_CALL_GRADERS:
+        registry.register(name, ToolCallsEvaluator(), ("value", "negate"))
     registry.register(
         "code_judge", CodeJudgeEvaluator(), ("command", "script", "cwd", "config", "target")
     )

@@ -32,6 +32,7 @@ from app.suites.reading import (
     thresholds,
 )
 from app.suites.sources import Sources
+from app.suites.tool_use import TOOL_USE_KEYS, read_tool_use
 from app.suites.workspaces import read_workspace
 
 SCHEMA_NAME = "agentv-eval-v2"
@@ -43,6 +44,7 @@ SUITE_KEYS = frozenset(
     | {"guideline_patterns", "assertions", "assert", "input", "input_files", "vars", "imports"}
     | {"workspace", "budget_usd"}
     | {*CASE_LIST_KEYS, *METADATA_KEYS}
+    | TOOL_USE_KEYS
 )
 SUITE_REFUSED = {
     "environment": "it needs an agent environment, which this service does not set up",
@@ -75,6 +77,7 @@ def read_agentv(document: Mapping[str, Any], sources: Sources, findings: Finding
     fields = _suite_fields(document, sources, findings)
     defaults = _defaults(document, fields.get("target"), templates, findings)
     defaults.texts, defaults.sibling_prompt = sources.texts, sources.sibling_prompt
+    defaults.tool_use = read_tool_use(document, (), findings)
     check_suite_lists(defaults, findings)
     cases, origins = _cases(document, sources, defaults, findings)
     if findings.errors:

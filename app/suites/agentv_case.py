@@ -33,6 +33,7 @@ from app.suites.reading import (
     refuse,
 )
 from app.suites.sources import is_prompt_md
+from app.suites.tool_use import TOOL_USE_KEYS, ToolUse, read_tool_use
 
 OUTCOME_KEYS = ("expected_outcome", "outcome", "criteria")
 INPUT_KEYS = ("input_messages", "input")
@@ -42,6 +43,7 @@ CASE_KEYS = frozenset(
     {"id", "conversation_id", "note", "description", "evaluator", "execution", "rubrics"}
     | {"input_files", "vars", "metadata", "tags", "threshold", "governance", "repeat", "trials"}
     | {*OUTCOME_KEYS, *INPUT_KEYS, *EXPECTED_KEYS, *LIST_KEYS, *CONVERSATION_KEYS}
+    | TOOL_USE_KEYS
 )
 CASE_REFUSED = {
     "workspace": "a case's own workspace is not supported: give 'workspace' once, for the suite",
@@ -75,6 +77,7 @@ class SuiteDefaults:
     target: str | None = None
     texts: Mapping[str, str] = field(default_factory=dict)
     sibling_prompt: str | None = None
+    tool_use: ToolUse | None = None
     _cache: dict[str, Any] = field(default_factory=dict)
 
 
@@ -124,6 +127,8 @@ def read_case(
     thresholds = pass_threshold(threshold, (*path, "threshold"), findings)
     repeat = "repeat" if "repeat" in raw else "trials"
     trials = read_trials(raw.get(repeat), (*path, repeat), findings)
+    own_tools = read_tool_use(raw, path, findings)
+    tool_use = own_tools.merged_over(defaults.tool_use) if own_tools else defaults.tool_use
     if len(findings.errors) > before or case_id is None:
         return None
     case = EvalCase(
@@ -139,6 +144,7 @@ def read_case(
         trials=trials,
         metadata={key: raw[key] for key in raw if key in METADATA_KEYS},
         conversation=conversation,
+        tool_use=tool_use,
     )
     return case, origin
 

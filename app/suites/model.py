@@ -15,6 +15,7 @@ from app.evaluators.config import EvaluatorConfig
 from app.evaluators.expected import ExpectedMessage
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import DEFAULT_GUIDELINE_PATTERNS, FormattedPrompt, Message
+from app.suites.tool_use import ToolUse
 
 TrialStrategy = Literal["pass_any", "pass_all", "mean"]
 TurnAggregation = Literal["mean", "min", "max"]
@@ -176,6 +177,9 @@ class EvalCase(BaseModel):
     trials: Trials | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     conversation: Conversation | None = None
+    tool_use: ToolUse | None = Field(
+        None, description="Tools, canned tool results and structured output for the candidate."
+    )
 
     def opening_messages(self) -> tuple[Message, ...]:
         """What the candidate is first given: the input, then a conversation's first turn."""

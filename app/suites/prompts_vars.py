@@ -39,6 +39,7 @@ from app.suites.reading import (
     refuse,
 )
 from app.suites.sources import Sources, strip_file_prefix
+from app.suites.tool_use import TOOL_USE_KEYS, ToolUse, read_tool_use
 from app.suites.workspaces import read_workspace
 
 DEFAULT_TEST_KEYS = ("defaultTest", "default_test")
@@ -64,6 +65,7 @@ SUITE_REFUSED = {
 TEST_KEYS = frozenset(
     {"id", "description", "vars", "assert", "threshold", "metadata", "criteria"}
     | {"input", "expected_output", "conversation_id", "note", "tags"}
+    | TOOL_USE_KEYS
 )
 TEST_REFUSED = {
     "options": "per-test options (transforms, grading providers) are not supported yet",
@@ -88,6 +90,7 @@ class DefaultTest:
     graders: Any = None
     threshold: Any = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    tool_use: ToolUse | None = None
 
 
 def read_prompts_vars(
@@ -101,6 +104,7 @@ def read_prompts_vars(
     name = text_field(document, ("name",), (), findings)
     prompts = read_prompts(document.get("prompts"), sources, findings)
     defaults = _default_test(document, sources, findings)
+    target, defaults.tool_use = _target(document, findings)
     cases: list[EvalCase] = []
     origins: dict[str, CaseOrigin] = {}
     first_seen: dict[str, DocumentPath] = {}
@@ -117,7 +121,7 @@ def read_prompts_vars(
     suite = EvalSuite(
         description=text_field(document, ("description",), (), findings),
         dataset=dataset_name(None, name, sources.source_name),
-        target=_target(document, findings),
+        target=target,
         cases=tuple(cases),
         metadata=metadata_of(document, METADATA_KEYS),
         workspace=read_workspace(document, sources.texts, findings),
@@ -126,14 +130,14 @@ def read_prompts_vars(
     return SuiteCheck(suite=suite, dialect="prompts-providers-vars", origins=origins)
 
 
-def _target(document: Mapping[str, Any], findings: Findings) -> str | None:
-    """The one provider named (a label of the targets file); several are refused."""
+def _target(document: Mapping[str, Any], findings: Findings) -> tuple[str | None, ToolUse | None]:
+    """The one provider named (a label of the targets file) and its tools; several refused."""
     providers = document.get("providers", document.get("target"))
     if providers is None:
-        return None
+        return None, None
     listed = providers if isinstance(providers, list) else [providers]
     if not listed:
-        return None
+        return None, None
     if len(listed) > 1:
         refuse(
             findings,
@@ -141,20 +145,37 @@ def _target(document: Mapping[str, Any], findings: Findings) -> str | None:
             "several providers",
             "a run has one target; run the suite once per target",
         )
-        return None
+        return None, None
     provider = listed[0]
     if isinstance(provider, dict):
-        refuse(
-            findings,
-            ("providers", 0),
-            "an inline provider definition",
-            "name a target of the service's targets file",
-        )
-        return None
+        return _provider_entry(provider, findings)
     if not isinstance(provider, str) or not provider.strip():
         findings.error(("providers",), f"must name a target, not {describe(provider)}")
-        return None
-    return provider.strip()
+        return None, None
+    return provider.strip(), None
+
+
+def _provider_entry(
+    provider: Mapping[str, Any], findings: Findings
+) -> tuple[str | None, ToolUse | None]:
+    """``{id, label?, config?}``: the target its label (else id) names, and the config's tools.
+
+    The rest of ``config`` (temperature, models...) is the target's business: warned about.
+    """
+    where: DocumentPath = ("providers", 0)
+    name = provider.get("label") or provider.get("id")
+    if not isinstance(name, str) or not name.strip():
+        findings.error(where, "an inline provider needs an 'id' or 'label' naming a target")
+        return None, None
+    for key in sorted(set(provider) - {"id", "label", "config"}):
+        findings.warn((*where, key), "not read: the target's own settings apply")
+    config = provider.get("config") or {}
+    if not isinstance(config, dict):
+        findings.error((*where, "config"), f"must be a mapping, not {describe(config)}")
+        return None, None
+    for key in sorted(set(config) - TOOL_USE_KEYS):
+        findings.warn((*where, "config", key), "not read: the target's own settings apply")
+    return name.strip(), read_tool_use(config, (*where, "config"), findings)
 
 
 def _default_test(document: Mapping[str, Any], sources: Sources, findings: Findings) -> DefaultTest:
@@ -262,6 +283,8 @@ def _read_test(
     if not isinstance(own_metadata, dict):
         findings.error((*path, "metadata"), f"must be a mapping, not {describe(own_metadata)}")
     inputs = list(_inputs(raw, path, prompts, variables, origin, findings))
+    own_tools = read_tool_use(raw, path, findings)
+    tool_use = own_tools.merged_over(defaults.tool_use) if own_tools else defaults.tool_use
     if len(findings.errors) > before or test_id is None:
         return
     metadata = {**defaults.metadata, **own_metadata}
@@ -278,6 +301,7 @@ def _read_test(
                 evaluators=graders or (),
                 thresholds=thresholds,
                 metadata={"metadata": metadata} if metadata else {},
+                tool_use=tool_use,
             ),
             origin,
         )

@@ -484,7 +484,7 @@ async def test_chat_prompt_file_is_rendered_per_test() -> None:
     ("suite", "path", "text"),
     [
         ({"providers": ["a", "b"]}, "providers", "several providers"),
-        ({"providers": [{"id": "openai:gpt-4o"}]}, "providers[0]", "inline provider"),
+        ({"providers": [{"config": {"tools": []}}]}, "providers[0]", "inline provider"),
         ({"scenarios": []}, "scenarios", "scenarios"),
         ({"evaluateOptions": {"repeat": 2}}, "evaluateOptions", "evaluation options"),
         ({"extensions": ["file://x.py"]}, "extensions", "run programs"),

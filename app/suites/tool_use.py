@@ -1,0 +1,166 @@
+"""What a case gives a tool-calling candidate: tools, canned tool results, structured output.
+
+Read from a test (AgentV's and the prompts/providers/vars layouts alike) and from the suite
+(AgentV's suite keys; promptfoo's ``providers[].config``); the case's own win by name:
+
+- ``tools``: function tools in any API's spelling (``app.settings.tools``); ``tool_choice``.
+- ``tool_results`` (or ``tool_mocks``): canned results, so the candidate's calls are answered
+  and it goes on for up to ``max_turns`` provider calls (default 5). A mapping of tool name
+  to result (any arguments), or a list of ``{tool, args?, result}`` whose ``args`` must be
+  part of the call's arguments (the most specific entry wins). Without canned results the
+  first reply is graded, as AgentV and promptfoo do.
+- ``response_format``: structured output for the candidate, in OpenAI's form
+  (``{type: json_schema, json_schema: {name, schema}}``) or a bare JSON Schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.settings.tools import ToolChoice, ToolsError, ToolSpec, read_tool_choice, read_tools
+from app.suites.document import DocumentPath
+from app.suites.findings import Findings, describe
+
+DEFAULT_MAX_TURNS = 5
+TOOL_USE_KEYS = frozenset(
+    {"tools", "tool_choice", "tool_results", "tool_mocks", "max_turns", "response_format"}
+)
+_ARGS_KEYS = ("args", "arguments", "input")
+_RESULT_KEYS = ("result", "output", "response")
+
+
+class CannedResult(BaseModel):
+    """One canned tool result: for calls of ``tool`` whose arguments include ``args``."""
+
+    model_config = ConfigDict(frozen=True)
+    tool: str
+    args: dict[str, Any] | None = None
+    result: Any = None
+
+
+class ResponseFormat(BaseModel):
+    """The JSON Schema the candidate's reply must follow, and its name."""
+
+    model_config = ConfigDict(frozen=True)
+    name: str = "response"
+    schema_: dict[str, Any] = Field(alias="schema")
+
+
+class ToolUse(BaseModel):
+    """A case's tools, canned results and structured output."""
+
+    model_config = ConfigDict(frozen=True)
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: ToolChoice | None = None
+    results: tuple[CannedResult, ...] | None = None
+    max_turns: int = DEFAULT_MAX_TURNS
+    response_format: ResponseFormat | None = None
+
+    def merged_over(self, suite: ToolUse | None) -> ToolUse:
+        """This case's settings over the suite's (tools by name, the rest when unset)."""
+        if suite is None:
+            return self
+        by_name = {tool.name: tool for tool in (*suite.tools, *self.tools)}
+        return ToolUse(
+            tools=tuple(by_name.values()),
+            tool_choice=self.tool_choice or suite.tool_choice,
+            results=self.results if self.results is not None else suite.results,
+            max_turns=self.max_turns if self.max_turns != DEFAULT_MAX_TURNS else suite.max_turns,
+            response_format=self.response_format or suite.response_format,
+        )
+
+
+def _contains(actual: Any, expected: Any) -> bool:
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(
+            key in actual and _contains(actual[key], value) for key, value in expected.items()
+        )
+    return bool(actual == expected)
+
+
+def canned_result(
+    results: tuple[CannedResult, ...], tool: str, arguments: Any
+) -> CannedResult | None:
+    """The result for a call: the entry of its tool with the most matching ``args``."""
+    matching = [
+        entry for entry in results
+        if entry.tool == tool and (entry.args is None or _contains(arguments, entry.args))
+    ]  # fmt: skip
+    return max(matching, key=lambda entry: len(entry.args or {}), default=None)
+
+
+def _read_results(raw: Any, where: DocumentPath, findings: Findings) -> tuple[CannedResult, ...]:
+    if isinstance(raw, str):
+        findings.error(where, "a mock tool file is not read yet: write the results inline")
+        return ()
+    if isinstance(raw, dict):
+        return tuple(CannedResult(tool=str(tool), result=value) for tool, value in raw.items())
+    if not isinstance(raw, list):
+        findings.error(where, f"must map tools to results, or list them, not {describe(raw)}")
+        return ()
+    entries: list[CannedResult] = []
+    for index, item in enumerate(raw):
+        tool = item.get("tool", item.get("name")) if isinstance(item, dict) else None
+        if not isinstance(item, dict) or not isinstance(tool, str) or not tool:
+            findings.error((*where, index), "a canned result is {tool, args?, result}")
+            continue
+        args = next((item[key] for key in _ARGS_KEYS if key in item), None)
+        if args is not None and not isinstance(args, dict):
+            findings.error((*where, index), f"'args' must be a mapping, not {describe(args)}")
+            continue
+        result = next((item[key] for key in _RESULT_KEYS if key in item), None)
+        entries.append(CannedResult(tool=tool, args=args, result=result))
+    return tuple(entries)
+
+
+def _read_format(raw: Any, where: DocumentPath, findings: Findings) -> ResponseFormat | None:
+    if not isinstance(raw, dict):
+        findings.error(
+            where, f"must be a JSON Schema or OpenAI's response_format, not {describe(raw)}"
+        )
+        return None
+    kind = raw.get("type")
+    if kind == "json_schema" and isinstance(raw.get("json_schema"), dict):
+        inner = raw["json_schema"]
+        schema = inner.get("schema")
+        if isinstance(schema, dict):
+            return ResponseFormat(name=str(inner.get("name") or "response"), schema=schema)
+    elif kind == "json_object":
+        return ResponseFormat(schema={"type": "object"})
+    elif kind not in (None, "text") or "properties" in raw or "$schema" in raw:
+        return ResponseFormat(schema=raw)
+    if kind == "text":
+        return None
+    findings.error(where, "must be {type: json_schema, json_schema: {name, schema}} or a schema")
+    return None
+
+
+def read_tool_use(raw: Mapping[str, Any], path: DocumentPath, findings: Findings) -> ToolUse | None:
+    """The tool settings of a test (or a suite, or a provider's ``config``); None: none."""
+    if not any(key in raw for key in TOOL_USE_KEYS):
+        return None
+    fields: dict[str, Any] = {}
+    try:
+        fields["tools"] = read_tools(raw.get("tools"), "tools")
+        fields["tool_choice"] = read_tool_choice(raw.get("tool_choice"))
+    except ToolsError as exc:
+        findings.error((*path, "tools"), str(exc))
+    key = "tool_results" if "tool_results" in raw else "tool_mocks"
+    if key in raw and raw[key] is not None:
+        fields["results"] = _read_results(raw[key], (*path, key), findings)
+    turns = raw.get("max_turns")
+    if turns is not None:
+        if not isinstance(turns, int) or isinstance(turns, bool) or not 1 <= turns <= 50:
+            findings.error(
+                (*path, "max_turns"), f"must be a whole number from 1 to 50, not {describe(turns)}"
+            )
+        else:
+            fields["max_turns"] = turns
+    if raw.get("response_format") is not None:
+        fields["response_format"] = _read_format(
+            raw["response_format"], (*path, "response_format"), findings
+        )
+    return ToolUse(**fields)

@@ -1,0 +1,138 @@
+"""A two-step tool loop graded on its trajectory, end to end through ``/evaluate``, per provider.
+
+The candidate (the fake server, scripted) calls ``get_weather``, then ``convert`` with the
+first result, then answers; the suite's canned results answer each call. Every request is
+checked against its API's published shape by the fake server.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.settings import Settings
+from testkit.fake_llm import FakeLLM
+from testkit.tool_replies import ToolLoop
+from tests.conftest import ClientFactory
+
+KEY = "sk-test-key-0123456789"
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city, in Celsius.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                       "required": ["city"], "additionalProperties": False},
+    },
+}  # fmt: skip
+CONVERT = {
+    "name": "convert",
+    "input_schema": {"type": "object", "properties": {"celsius": {"type": "number"}},
+                     "required": ["celsius"]},
+}  # fmt: skip
+STEPS = [
+    [{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "call_w"}],
+    [{"name": "convert", "arguments": {"celsius": 21}, "id": "call_c"}],
+]
+FINAL = "It is 69.8 F and sunny in Paris."
+
+TARGETS: dict[str, dict[str, Any]] = {
+    "gpt": {"provider": "openai", "model": "gpt-test", "base_url": "{url}/v1"},
+    "azure": {"provider": "azure", "endpoint": "{url}", "deployment": "dep",
+              "version": "2024-10-21"},
+    "responses": {"provider": "openai", "api_format": "responses", "model": "gpt-test",
+                  "base_url": "{url}/v1"},
+    "claude": {"provider": "anthropic", "model": "claude-test", "base_url": "{url}"},
+    "gemini": {"provider": "gemini", "model": "gemini-test", "base_url": "{url}"},
+}  # fmt: skip
+
+
+def weather_suite() -> dict[str, Any]:
+    return {
+        "name": "tools",
+        "tests": [{
+            "id": "paris",
+            "input": "What is the weather in Paris, in Fahrenheit?",
+            "tools": [WEATHER, CONVERT],
+            "tool_results": [
+                {"tool": "get_weather", "args": {"city": "Paris"}, "result": {"celsius": 21}},
+                {"tool": "get_weather", "result": {"error": "unknown city"}},
+                {"tool": "convert", "result": "69.8"},
+            ],
+            "max_turns": 4,
+            "assertions": [
+                {"name": "trajectory", "type": "tool_trajectory", "mode": "exact",
+                 "expected": [{"tool": "get_weather", "args": {"city": "Paris"}},
+                              {"tool": "convert", "args": {"celsius": 21}}]},
+                {"name": "sequence", "type": "trajectory:tool-sequence",
+                 "value": {"steps": ["get_weather", "convert"], "mode": "exact"}},
+                {"name": "used", "type": "trajectory:tool-used", "value": "get_weather"},
+                {"name": "args", "type": "trajectory:tool-args-match",
+                 "value": {"name": "get_weather", "args": {"city": "Paris"}}},
+                {"name": "steps", "type": "trajectory:step-count", "value": {"min": 2, "max": 2}},
+                {"name": "valid", "type": "is-valid-openai-tools-call"},
+                {"name": "answer", "type": "contains", "value": "69.8"},
+            ],
+        }],
+    }  # fmt: skip
+
+
+def settings_for(tmp_path: Path, fake: FakeLLM) -> Settings:
+    entries = []
+    for name, entry in TARGETS.items():
+        filled = {k: v.format(url=fake.url) if isinstance(v, str) else v for k, v in entry.items()}
+        entries.append({"name": name, "api_key": KEY, **filled})
+    return Settings.model_validate({"data_dir": tmp_path / "data", "targets": entries})
+
+
+@pytest.mark.parametrize("target", list(TARGETS))
+async def test_a_two_step_tool_loop_is_graded_on_its_trajectory(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory, target: str
+) -> None:
+    fake_llm.responder = ToolLoop(STEPS, FINAL)
+    async with make_client(settings_for(tmp_path, fake_llm)) as client:
+        response = await client.post("/evaluate", json={"suite": weather_suite(), "target": target})
+    assert response.status_code == 200, response.text
+    assert fake_llm.shape_errors == []
+    (record,) = response.json()["results"]
+    grades = {e["name"]: (e["score"], e["verdict"]) for e in record["evaluator_results"]}
+    assert all(verdict == "pass" for _, verdict in grades.values()), record["evaluator_results"]
+    assert record["status"] == "passed"
+    assert record["candidate_answer"] == FINAL
+    calls = record["tool_calls"]
+    assert [(c["tool"], c["input"], c["output"], c["step"]) for c in calls] == [
+        ("get_weather", {"city": "Paris"}, {"celsius": 21}, 1),
+        ("convert", {"celsius": 21}, "69.8", 2),
+    ]
+    steps = record["candidate_steps"]
+    assert [s["tool_calls"] for s in steps] == [["get_weather"], ["convert"], []]
+    assert len(fake_llm.requests) == 3 == record["attempts"]["candidate"]
+    sent = [r.usage for r in fake_llm.requests]
+    input_key = {
+        "claude": "input_tokens",
+        "responses": "input_tokens",
+        "gemini": "promptTokenCount",
+    }
+    key = input_key.get(target, "prompt_tokens")
+    assert record["usage"]["candidate"]["input_tokens"] == sum(u[key] for u in sent if u)
+    assert [s["input_tokens"] for s in steps] == [u[key] for u in sent if u]
+
+
+async def test_without_canned_results_the_first_reply_is_graded(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory
+) -> None:
+    fake_llm.responder = ToolLoop(STEPS, FINAL)
+    suite = weather_suite()
+    del suite["tests"][0]["tool_results"]
+    async with make_client(settings_for(tmp_path, fake_llm)) as client:
+        response = await client.post("/evaluate", json={"suite": suite, "target": "claude"})
+    (record,) = response.json()["results"]
+    assert len(fake_llm.requests) == 1
+    assert [c["tool"] for c in record["tool_calls"]] == ["get_weather"]
+    grades = {e["name"]: e["verdict"] for e in record["evaluator_results"]}
+    assert grades["used"] == "pass"
+    assert grades["valid"] == "pass"
+    assert grades["sequence"] == "fail"
+    assert grades["answer"] == "fail"
