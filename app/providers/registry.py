@@ -42,6 +42,7 @@ STAND_IN_MODEL = "<model>"
 # preview shows no headers, and the body carries none).
 STAND_IN_TARGETS: dict[str, dict[str, Any]] = {
     "openai": {"model": STAND_IN_MODEL},
+    "openai-responses": {"model": STAND_IN_MODEL, "api_format": "responses"},
     "azure": {"endpoint": "https://resource.openai.azure.com", "api_key": "", "deployment": "d"},
     "anthropic": {"api_key": "", "model": STAND_IN_MODEL},
     "gemini": {"api_key": "", "model": STAND_IN_MODEL},
@@ -197,14 +198,15 @@ class ProviderRegistry:
     def _preview_one(self, name: str, request: ProviderRequest) -> ProviderPreview:
         if name in self._runtimes:
             return self._runtimes[name].preview(request)
-        provider = canonical_provider(name)
+        provider = name if name in STAND_IN_TARGETS else canonical_provider(name)
         if provider not in STAND_IN_TARGETS:
             raise UnknownTarget(name, self._runtimes, providers=STAND_IN_TARGETS)
         if provider not in self._stand_ins:
+            wire = canonical_provider(provider)
             config = TARGET_ADAPTER.validate_python(
-                {"name": provider, "provider": provider, **STAND_IN_TARGETS[provider]}
+                {"name": provider, "provider": wire, **STAND_IN_TARGETS[provider]}
             )
-            self._stand_ins[provider] = ADAPTERS[provider](config, self._adapter_options)
+            self._stand_ins[provider] = ADAPTERS[wire](config, self._adapter_options)
         note = (
             f"no target is named {name!r}: the body a target of provider {provider!r} would "
             f"send ({STAND_IN_MODEL!r} stands for its model)"

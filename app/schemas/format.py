@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.formatting.messages import (
     DEFAULT_GUIDELINE_PATTERNS,
@@ -15,6 +15,7 @@ from app.formatting.messages import (
     Mode,
 )
 from app.providers.preview import ProviderPreview
+from app.settings.tools import ToolChoice, ToolSpec, read_tool_choice, read_tools
 
 
 class FormatRequest(BaseModel):
@@ -49,6 +50,26 @@ class FormatRequest(BaseModel):
             "previews a stand-in target of that provider."
         ),
     )
+    tools: tuple[ToolSpec, ...] = Field(
+        (),
+        description=(
+            "Function tools the candidate may call, in any API's spelling (OpenAI Chat or "
+            "Responses, Anthropic, Gemini); previewed in each provider's own form."
+        ),
+    )
+    tool_choice: ToolChoice | None = Field(
+        None, description="`auto`, `none`, `required` or a tool, in any API's spelling."
+    )
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _read_tools(cls, value: Any) -> Any:
+        return read_tools(value) if isinstance(value, list | dict) else value
+
+    @field_validator("tool_choice", mode="before")
+    @classmethod
+    def _read_tool_choice(cls, value: Any) -> Any:
+        return read_tool_choice(value) if isinstance(value, str | dict) else value
 
 
 class FormatResponse(BaseModel):

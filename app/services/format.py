@@ -71,7 +71,10 @@ async def format_case(
         raise missing_files_error(locations, formatted.missing_files)
     previews = None
     if request.providers:
-        previews = providers.preview(request.providers, ProviderRequest.for_candidate(formatted))
+        candidate = ProviderRequest.for_candidate(formatted).model_copy(
+            update={"tools": request.tools, "tool_choice": request.tool_choice}
+        )
+        previews = providers.preview(request.providers, candidate)
     return FormatResponse(
         question=formatted.question,
         guidelines=formatted.guidelines,

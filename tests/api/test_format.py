@@ -367,3 +367,47 @@ async def test_files_are_read_from_workspace_roots(tmp_path, make_client) -> Non
     assert ok.json()["question"] == '<file path="docs/notes.md">\nFrom the workspace.\n</file>'
     assert escape.status_code == 422
     assert escape.json()["errors"][0]["path"] == "input_messages[0].content[0].value"
+
+
+async def test_provider_preview_shows_the_tools_in_each_apis_own_form(client) -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    weather = {"type": "function", "function": {"name": "get_weather", "parameters": schema}}
+    body = {
+        "input_messages": [{"role": "user", "content": "Weather in Paris?"}],
+        "providers": ["openai", "openai-responses", "azure", "anthropic", "gemini"],
+        "tools": [weather],
+        "tool_choice": {"type": "tool", "name": "get_weather"},
+    }
+    response = await post(client, body)
+    assert response.status_code == 200, response.text
+    previews = {name: p["body"] for name, p in response.json()["provider_requests"].items()}
+    for chat in ("openai", "azure"):
+        assert previews[chat]["tools"] == [weather]
+        assert previews[chat]["tool_choice"] == {
+            "type": "function", "function": {"name": "get_weather"},
+        }  # fmt: skip
+    assert previews["openai-responses"]["tools"] == [
+        {"type": "function", "name": "get_weather", "parameters": schema, "strict": False}
+    ]
+    assert previews["openai-responses"]["tool_choice"] == {
+        "type": "function",
+        "name": "get_weather",
+    }
+    assert previews["anthropic"]["tools"] == [{"name": "get_weather", "input_schema": schema}]
+    assert previews["anthropic"]["tool_choice"] == {"type": "tool", "name": "get_weather"}
+    gemini = previews["gemini"]
+    assert [d["name"] for d in gemini["tools"][0]["functionDeclarations"]] == ["get_weather"]
+    assert gemini["toolConfig"] == {
+        "functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["get_weather"]}
+    }
+
+
+async def test_a_tool_of_a_kind_that_is_not_sent_is_a_422_naming_it(client) -> None:
+    body = {
+        "input_messages": [{"role": "user", "content": "x"}],
+        "providers": ["openai"],
+        "tools": [{"type": "web_search_preview"}],
+    }
+    response = await post(client, body)
+    assert response.status_code == 422
+    assert "tool type 'web_search_preview' is not supported" in response.text

@@ -136,3 +136,27 @@ async def test_without_canned_results_the_first_reply_is_graded(
     assert grades["valid"] == "pass"
     assert grades["sequence"] == "fail"
     assert grades["answer"] == "fail"
+
+
+@pytest.mark.parametrize(("target", "field"), [
+    ("gpt", "response_format"), ("responses", "text"), ("claude", "tool_choice"),
+    ("gemini", "generationConfig"),
+])  # fmt: skip
+async def test_a_cases_response_format_is_sent_natively_and_the_answer_follows_it(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory, target: str, field: str
+) -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    suite = {"name": "structured", "tests": [{
+        "id": "city", "input": "Which city is the capital of France?",
+        "response_format": {"type": "json_schema",
+                            "json_schema": {"name": "city", "schema": schema}},
+        "assertions": [{"type": "is-json", "schema": schema}],
+    }]}  # fmt: skip
+    async with make_client(settings_for(tmp_path, fake_llm)) as client:
+        response = await client.post("/evaluate", json={"suite": suite, "target": target})
+    assert response.status_code == 200, response.text
+    (record,) = response.json()["results"]
+    assert fake_llm.shape_errors == []
+    assert field in fake_llm.requests[0].json
+    assert record["status"] == "passed", record
+    assert record["tool_calls"] == []
