@@ -15,7 +15,7 @@ import pytest
 from app.settings import Settings
 from testkit.fake_llm import FakeLLM
 from testkit.tool_replies import ToolLoop
-from tests.conftest import ClientFactory
+from tests.conftest import ClientFactory, wait_for_run
 
 KEY = "sk-test-key-0123456789"
 WEATHER = {
@@ -160,3 +160,24 @@ async def test_a_cases_response_format_is_sent_natively_and_the_answer_follows_i
     assert field in fake_llm.requests[0].json
     assert record["status"] == "passed", record
     assert record["tool_calls"] == []
+
+
+async def test_the_case_page_lists_the_calls_their_steps_and_marks_bad_arguments(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory
+) -> None:
+    bad = {"name": "get_weather", "arguments": '{"city": Par', "id": "call_bad"}
+    fake_llm.responder = ToolLoop([[*STEPS[0], bad], STEPS[1]], FINAL)
+    async with make_client(settings_for(tmp_path, fake_llm)) as client:
+        created = await client.post("/runs", json={"suite": weather_suite(), "target": "gpt"})
+        run_id = created.json()["id"]
+        await wait_for_run(client, run_id)
+        page = (await client.get(f"/ui/fragments/runs/{run_id}/cases/0")).text
+    assert fake_llm.shape_errors == []
+    section = page[
+        page.index('id="tool-calls"') : page.index("</section>", page.index('id="tool-calls"'))
+    ]
+    assert section.count('class="card tool-call"') == 3
+    assert "arguments do not parse: arguments are not JSON" in section
+    assert "{&#34;city&#34;: Par" in section
+    assert 'id="candidate-steps"' in section
+    assert section.count("<tr><td>") == 3
