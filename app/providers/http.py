@@ -330,11 +330,11 @@ class HttpAdapter(ABC, Generic[TargetT]):
 # Sampling options each provider's API takes, besides temperature and the token limit (which
 # every API provider takes); the mock takes all and ignores them, agent CLIs take none.
 SAMPLING_OPTIONS: dict[str, frozenset[str]] = {
-    "openai": frozenset({"temperature", "max_output_tokens", "top_p", "seed"}),
-    "azure": frozenset({"temperature", "max_output_tokens", "top_p", "seed"}),
+    "openai": frozenset({"temperature", "max_output_tokens", "top_p", "seed", "reasoning_effort"}),
+    "azure": frozenset({"temperature", "max_output_tokens", "top_p", "seed", "reasoning_effort"}),
     "gemini": frozenset({"temperature", "max_output_tokens", "top_p", "seed"}),
     "anthropic": frozenset({"temperature", "max_output_tokens", "top_p"}),
-    "mock": frozenset({"temperature", "max_output_tokens", "top_p", "seed"}),
+    "mock": frozenset({"temperature", "max_output_tokens", "top_p", "seed", "reasoning_effort"}),
 }
 
 

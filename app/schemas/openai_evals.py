@@ -101,6 +101,16 @@ class SamplingParams(_Request):
     max_completion_tokens: int | None = Field(None, ge=1)
     max_completions_tokens: int | None = Field(None, ge=1)
     max_tokens: int | None = Field(None, ge=1)
+    reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = None
+    tools: list[dict[str, Any]] | None = Field(
+        None, description="Function tools the model may call (any API's spelling)."
+    )
+    response_format: dict[str, Any] | None = Field(
+        None, description="Structured output (Chat's form): `{type: json_schema, json_schema}`."
+    )
+    text: dict[str, Any] | None = Field(
+        None, description="Structured output (Responses' form): `{format: {type, name, schema}}`."
+    )
 
 
 class JsonlDataSource(_Request):
@@ -120,7 +130,22 @@ class CompletionsDataSource(_Request):
     sampling_params: SamplingParams | None = None
 
 
-DataSource = Annotated[JsonlDataSource | CompletionsDataSource, Field(discriminator="type")]
+class ResponsesDataSource(_Request):
+    """Ask ``model`` (a target) for each item as the Responses API is asked, then grade it.
+
+    The target's own wire is used (``api_format: responses`` for the Responses API).
+    """
+
+    type: Literal["responses"]
+    source: Source
+    input_messages: InputMessages
+    model: str
+    sampling_params: SamplingParams | None = None
+
+
+DataSource = Annotated[
+    JsonlDataSource | CompletionsDataSource | ResponsesDataSource, Field(discriminator="type")
+]
 
 
 class RunCreateRequest(_Request):

@@ -25,11 +25,15 @@ from app.schemas.openai_evals import (
     CompletionsDataSource,
     FileContentSource,
     ItemReference,
+    ResponsesDataSource,
     RunCreateRequest,
+    SamplingParams,
     SourceRow,
 )
+from app.settings.tools import ToolsError, read_tools
 from app.suites.model import EvalCase, FormattedCase
 from app.suites.templates import TemplateProblem, render
+from app.suites.tool_use import ResponseFormat, ToolUse
 
 
 @dataclass(frozen=True)
@@ -133,10 +137,11 @@ def build_cases(
             "(EVAL_MAX_CASES_PER_RUN)"
         )
     source = request.data_source
+    tool_use = sampling_tool_use(getattr(source, "sampling_params", None))
     cases = []
     for index, row in enumerate(rows):
         configs = tuple(criterion_config(c, row.item, row.sample, judges) for c in criteria)
-        if isinstance(source, CompletionsDataSource):
+        if isinstance(source, CompletionsDataSource | ResponsesDataSource):
             inputs = source.input_messages
             if isinstance(inputs, ItemReference):
                 messages = _referenced_messages(inputs.item_reference, row.item, index)
@@ -152,6 +157,7 @@ def build_cases(
             input_messages=tuple(messages),
             evaluators=configs,
             metadata={"item": row.item},
+            tool_use=tool_use,
         )
         cases.append(
             (FormattedCase(case=case, prompt=format_prompt(case.input_messages, {})), answer)
@@ -167,3 +173,40 @@ def _given_output(row: SourceRow) -> str:
 def inline_rows(source: FileContentSource) -> list[SourceRow]:
     """The rows given in the request."""
     return list(source.content)
+
+
+PARAM = "data_source.sampling_params"
+"""Where the candidate's tools and structured output are given (``sampling_tool_use``)."""
+
+
+def _format(params: SamplingParams) -> ResponseFormat | None:
+    if params.response_format is not None and params.text is not None:
+        raise invalid(f"{PARAM}.text", "give response_format or text.format, not both")
+    if params.response_format is not None:
+        raw, field = params.response_format, f"{PARAM}.response_format"
+        inner: Any = raw.get("json_schema") if raw.get("type") == "json_schema" else None
+    elif params.text is not None:
+        raw, field = params.text.get("format") or {}, f"{PARAM}.text.format"
+        inner = raw if raw.get("type") == "json_schema" else None
+    else:
+        return None
+    kind = raw.get("type") if isinstance(raw, dict) else None
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        return ResponseFormat(schema={"type": "object"})
+    if isinstance(inner, dict) and isinstance(inner.get("schema"), dict):
+        return ResponseFormat(name=str(inner.get("name") or "response"), schema=inner["schema"])
+    raise invalid(field, "must be text, json_object, or json_schema with a schema")
+
+
+def sampling_tool_use(params: SamplingParams | None) -> ToolUse | None:
+    """The tools and structured output the params give each case (None: neither)."""
+    if params is None or (params.tools is None and params.response_format is None
+                          and params.text is None):  # fmt: skip
+        return None
+    try:
+        tools = read_tools(params.tools, f"{PARAM}.tools")
+    except ToolsError as exc:
+        raise invalid(f"{PARAM}.tools", str(exc)) from None
+    return ToolUse(tools=tools, response_format=_format(params))

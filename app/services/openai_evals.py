@@ -291,6 +291,7 @@ class OpenAIEvalService:
             top_p=params.top_p,
             seed=params.seed,
             max_output_tokens=next(iter(limits), None),
+            reasoning_effort=params.reasoning_effort,
         )
         provider = self._providers.get(target).config.provider
         taken = SAMPLING_OPTIONS.get(provider, frozenset())

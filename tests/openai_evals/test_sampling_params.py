@@ -80,7 +80,19 @@ async def test_the_provider_request_carries_the_runs_sampling_params(
     ("model", "params", "param", "named"),
     [
         ("claude", {"seed": 7, "top_p": 0.5}, "data_source.sampling_params.seed", "seed"),
-        ("gpt", {"reasoning_effort": "low"}, f"{COMPLETIONS}.sampling_params.reasoning_effort", ""),
+        (
+            "claude",
+            {"reasoning_effort": "low"},
+            "data_source.sampling_params.reasoning_effort",
+            "reasoning_effort",
+        ),
+        (
+            "gpt",
+            {"tools": [{"type": "file_search"}]},
+            "data_source.sampling_params.tools",
+            "file_search",
+        ),
+        ("gpt", {"user": "x"}, f"{COMPLETIONS}.sampling_params.user", ""),
         ("gpt", {"max_tokens": 5, "max_completion_tokens": 6}, "data_source.sampling_params", "5"),
     ],
 )
@@ -101,3 +113,48 @@ async def test_a_sampling_param_not_applied_is_a_400_naming_it(
     assert error["param"] == param
     assert named in error["message"]
     assert fake_llm.requests == []
+
+
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": CITY}}
+
+
+async def test_tools_structured_output_and_reasoning_effort_reach_the_candidate(
+    tmp_path: Path, make_client: ClientFactory, fake_llm: FakeLLM
+) -> None:
+    schema = {"type": "object", "properties": {"answer": {"type": "string"}}}
+    params = {
+        "reasoning_effort": "low",
+        "tools": [WEATHER],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": schema}},
+    }
+    async with make_client(settings_for(tmp_path, fake_llm)) as client:
+        answer = await start(client, completions_run("gpt", params))
+        assert answer.status_code == 200, answer.text
+        await wait_for_run(client, answer.json()["id"], "completed")
+    (request,) = fake_llm.requests
+    assert fake_llm.shape_errors == []
+    assert request.json["reasoning_effort"] == "low"
+    assert request.json["tools"] == [WEATHER]
+    assert request.json["response_format"]["json_schema"]["name"] == "a"
+
+
+async def test_a_responses_data_source_runs_on_a_responses_target_with_its_text_format(
+    tmp_path: Path, make_client: ClientFactory, fake_llm: FakeLLM
+) -> None:
+    settings = settings_for(tmp_path, fake_llm)
+    responses = OpenAITarget.model_validate({"name": "resp", "provider": "openai", "model": "m",
+        "base_url": f"{fake_llm.url}/v1", "api_format": "responses"})  # fmt: skip
+    settings = settings.model_copy(update={"targets": [*settings.targets, responses]})
+    run = completions_run("resp", {"tools": [WEATHER], "text": {"format": {
+        "type": "json_schema", "name": "a", "schema": {"type": "object"}}}})  # fmt: skip
+    run["data_source"]["type"] = "responses"
+    async with make_client(settings) as client:
+        answer = await start(client, run)
+        assert answer.status_code == 200, answer.text
+        await wait_for_run(client, answer.json()["id"], "completed")
+    (request,) = fake_llm.requests
+    assert fake_llm.shape_errors == []
+    assert request.path == "/v1/responses"
+    assert request.json["text"]["format"]["name"] == "a"
+    assert [t["name"] for t in request.json["tools"]] == ["get_weather"]
