@@ -332,6 +332,10 @@ class HttpAdapter(ABC, Generic[TargetT]):
 SAMPLING_OPTIONS: dict[str, frozenset[str]] = {
     "openai": frozenset({"temperature", "max_output_tokens", "top_p", "seed", "reasoning_effort"}),
     "azure": frozenset({"temperature", "max_output_tokens", "top_p", "seed", "reasoning_effort"}),
+    # The Responses API takes no seed.
+    "openai-responses": frozenset(
+        {"temperature", "max_output_tokens", "top_p", "reasoning_effort"}
+    ),
     "gemini": frozenset({"temperature", "max_output_tokens", "top_p", "seed"}),
     "anthropic": frozenset({"temperature", "max_output_tokens", "top_p"}),
     "mock": frozenset({"temperature", "max_output_tokens", "top_p", "seed", "reasoning_effort"}),

@@ -293,7 +293,10 @@ class OpenAIEvalService:
             max_output_tokens=next(iter(limits), None),
             reasoning_effort=params.reasoning_effort,
         )
-        provider = self._providers.get(target).config.provider
+        config = self._providers.get(target).config
+        provider: str = config.provider
+        if getattr(config, "api_format", "chat") == "responses":
+            provider = "openai-responses"
         taken = SAMPLING_OPTIONS.get(provider, frozenset())
         given = options.model_dump(exclude_none=True, exclude={"json_schema_name"})
         refused = sorted(_WIRE_NAMES.get(k, k) for k in given if k not in taken)

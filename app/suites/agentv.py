@@ -77,7 +77,7 @@ def read_agentv(document: Mapping[str, Any], sources: Sources, findings: Finding
     fields = _suite_fields(document, sources, findings)
     defaults = _defaults(document, fields.get("target"), templates, findings)
     defaults.texts, defaults.sibling_prompt = sources.texts, sources.sibling_prompt
-    defaults.tool_use = read_tool_use(document, (), findings)
+    defaults.tool_use = read_tool_use(document, (), findings, sources.texts)
     check_suite_lists(defaults, findings)
     cases, origins = _cases(document, sources, defaults, findings)
     if findings.errors:

@@ -127,7 +127,7 @@ def read_case(
     thresholds = pass_threshold(threshold, (*path, "threshold"), findings)
     repeat = "repeat" if "repeat" in raw else "trials"
     trials = read_trials(raw.get(repeat), (*path, repeat), findings)
-    own_tools = read_tool_use(raw, path, findings)
+    own_tools = read_tool_use(raw, path, findings, defaults.texts)
     tool_use = own_tools.merged_over(defaults.tool_use) if own_tools else defaults.tool_use
     if len(findings.errors) > before or case_id is None:
         return None

@@ -91,6 +91,7 @@ class DefaultTest:
     threshold: Any = None
     metadata: dict[str, Any] = field(default_factory=dict)
     tool_use: ToolUse | None = None
+    texts: Mapping[str, str] = field(default_factory=dict)
 
 
 def read_prompts_vars(
@@ -104,7 +105,8 @@ def read_prompts_vars(
     name = text_field(document, ("name",), (), findings)
     prompts = read_prompts(document.get("prompts"), sources, findings)
     defaults = _default_test(document, sources, findings)
-    target, defaults.tool_use = _target(document, findings)
+    defaults.texts = sources.texts
+    target, defaults.tool_use = _target(document, findings, sources.texts)
     cases: list[EvalCase] = []
     origins: dict[str, CaseOrigin] = {}
     first_seen: dict[str, DocumentPath] = {}
@@ -130,7 +132,9 @@ def read_prompts_vars(
     return SuiteCheck(suite=suite, dialect="prompts-providers-vars", origins=origins)
 
 
-def _target(document: Mapping[str, Any], findings: Findings) -> tuple[str | None, ToolUse | None]:
+def _target(
+    document: Mapping[str, Any], findings: Findings, texts: Mapping[str, str]
+) -> tuple[str | None, ToolUse | None]:
     """The one provider named (a label of the targets file) and its tools; several refused."""
     providers = document.get("providers", document.get("target"))
     if providers is None:
@@ -148,7 +152,7 @@ def _target(document: Mapping[str, Any], findings: Findings) -> tuple[str | None
         return None, None
     provider = listed[0]
     if isinstance(provider, dict):
-        return _provider_entry(provider, findings)
+        return _provider_entry(provider, findings, texts)
     if not isinstance(provider, str) or not provider.strip():
         findings.error(("providers",), f"must name a target, not {describe(provider)}")
         return None, None
@@ -156,7 +160,7 @@ def _target(document: Mapping[str, Any], findings: Findings) -> tuple[str | None
 
 
 def _provider_entry(
-    provider: Mapping[str, Any], findings: Findings
+    provider: Mapping[str, Any], findings: Findings, texts: Mapping[str, str]
 ) -> tuple[str | None, ToolUse | None]:
     """``{id, label?, config?}``: the target its label (else id) names, and the config's tools.
 
@@ -175,7 +179,7 @@ def _provider_entry(
         return None, None
     for key in sorted(set(config) - TOOL_USE_KEYS):
         findings.warn((*where, "config", key), "not read: the target's own settings apply")
-    return name.strip(), read_tool_use(config, (*where, "config"), findings)
+    return name.strip(), read_tool_use(config, (*where, "config"), findings, texts)
 
 
 def _default_test(document: Mapping[str, Any], sources: Sources, findings: Findings) -> DefaultTest:
@@ -283,7 +287,7 @@ def _read_test(
     if not isinstance(own_metadata, dict):
         findings.error((*path, "metadata"), f"must be a mapping, not {describe(own_metadata)}")
     inputs = list(_inputs(raw, path, prompts, variables, origin, findings))
-    own_tools = read_tool_use(raw, path, findings)
+    own_tools = read_tool_use(raw, path, findings, defaults.texts)
     tool_use = own_tools.merged_over(defaults.tool_use) if own_tools else defaults.tool_use
     if len(findings.errors) > before or test_id is None:
         return

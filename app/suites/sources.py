@@ -94,6 +94,27 @@ def text_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
     if workspace is not None:
         found[("workspace",)] = workspace
     found.update(prompt_md_references(document))
+    found.update(tool_file_references(document))
+    return found
+
+
+TOOL_FILE_KEYS = ("tools", "tool_results", "tool_mocks")
+
+
+def tool_file_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
+    """Tool declaration and mock tool files named by the suite, its tests or its provider."""
+    places: list[tuple[DocumentPath, Any]] = [((), document)]
+    tests = document.get("tests")
+    places += [(("tests", i), t) for i, t in enumerate(tests if isinstance(tests, list) else [])]
+    providers = document.get("providers")
+    if isinstance(providers, list) and providers and isinstance(providers[0], dict):
+        places.append((("providers", 0, "config"), providers[0].get("config")))
+    found: dict[DocumentPath, str] = {}
+    for where, place in places:
+        for key in TOOL_FILE_KEYS if isinstance(place, dict) else ():
+            value = place.get(key)
+            if isinstance(value, str) and value.strip():
+                found[(*where, key)] = strip_file_prefix(value)
     return found
 
 

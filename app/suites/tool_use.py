@@ -8,7 +8,8 @@ Read from a test (AgentV's and the prompts/providers/vars layouts alike) and fro
   and it goes on for up to ``max_turns`` provider calls (default 5). A mapping of tool name
   to result (any arguments), or a list of ``{tool, args?, result}`` whose ``args`` must be
   part of the call's arguments (the most specific entry wins). Without canned results the
-  first reply is graded, as AgentV and promptfoo do.
+  first reply is graded, as AgentV and promptfoo do. ``tools`` and ``tool_results`` may name
+  a YAML or JSON file (``file://tools.yaml``, a mock tool file) holding the same.
 - ``response_format``: structured output for the candidate, in OpenAI's form
   (``{type: json_schema, json_schema: {name, schema}}``) or a bare JSON Schema.
 """
@@ -20,9 +21,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.errors import DocumentError
 from app.settings.tools import ToolChoice, ToolsError, ToolSpec, read_tool_choice, read_tools
 from app.suites.document import DocumentPath
 from app.suites.findings import Findings, describe
+from app.suites.parsing import parse_yaml
 
 DEFAULT_MAX_TURNS = 5
 TOOL_USE_KEYS = frozenset(
@@ -94,7 +97,7 @@ def canned_result(
 
 def _read_results(raw: Any, where: DocumentPath, findings: Findings) -> tuple[CannedResult, ...]:
     if isinstance(raw, str):
-        findings.error(where, "a mock tool file is not read yet: write the results inline")
+        findings.error(where, f"file {raw!r} was not read")
         return ()
     if isinstance(raw, dict):
         return tuple(CannedResult(tool=str(tool), result=value) for tool, value in raw.items())
@@ -138,10 +141,39 @@ def _read_format(raw: Any, where: DocumentPath, findings: Findings) -> ResponseF
     return None
 
 
-def read_tool_use(raw: Mapping[str, Any], path: DocumentPath, findings: Findings) -> ToolUse | None:
-    """The tool settings of a test (or a suite, or a provider's ``config``); None: none."""
+def _from_files(
+    raw: Mapping[str, Any], path: DocumentPath, findings: Findings, texts: Mapping[str, str]
+) -> dict[str, Any]:
+    """``raw`` with its ``tools`` / ``tool_results`` files (``file://...``) read (YAML, JSON)."""
+    values = dict(raw)
+    for key in ("tools", "tool_results", "tool_mocks"):
+        reference = raw.get(key)
+        if not isinstance(reference, str):
+            continue
+        text = texts.get(reference.strip().removeprefix("file://"))
+        if text is None:
+            continue  # not read: the sources reported why
+        try:
+            values[key] = parse_yaml(text)
+        except DocumentError as exc:
+            findings.error((*path, key), f"file {reference!r}: {exc.detail}")
+            values[key] = None
+    return values
+
+
+def read_tool_use(
+    raw: Mapping[str, Any],
+    path: DocumentPath,
+    findings: Findings,
+    texts: Mapping[str, str] | None = None,
+) -> ToolUse | None:
+    """The tool settings of a test (or a suite, or a provider's ``config``); None: none.
+
+    ``tools`` and ``tool_results`` may name a file (a mock tool file) among ``texts``.
+    """
     if not any(key in raw for key in TOOL_USE_KEYS):
         return None
+    raw = _from_files(raw, path, findings, texts or {})
     fields: dict[str, Any] = {}
     try:
         fields["tools"] = read_tools(raw.get("tools"), "tools")

@@ -7,6 +7,7 @@ checked against its API's published shape by the fake server.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +182,54 @@ async def test_the_case_page_lists_the_calls_their_steps_and_marks_bad_arguments
     assert "{&#34;city&#34;: Par" in section
     assert 'id="candidate-steps"' in section
     assert section.count("<tr><td>") == 3
+
+
+async def test_tools_and_a_mock_tool_file_are_read_from_files(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory
+) -> None:
+    fake_llm.responder = ToolLoop(STEPS, FINAL)
+    suite = weather_suite()
+    test = suite["tests"][0]
+    files = {
+        "tools.yaml": json.dumps(test["tools"]),
+        "mocks/weather.yaml": json.dumps(test["tool_results"]),
+    }
+    test["tools"], test["tool_results"] = "file://tools.yaml", "file://mocks/weather.yaml"
+    async with make_client(settings_for(tmp_path, fake_llm)) as client:
+        response = await client.post(
+            "/evaluate", json={"suite": suite, "target": "gemini", "files": files}
+        )
+        missing = await client.post(
+            "/evaluate", json={"suite": suite, "target": "gemini", "files": {}}
+        )
+    assert response.status_code == 200, response.text
+    (record,) = response.json()["results"]
+    assert record["status"] == "passed"
+    assert [c["output"] for c in record["tool_calls"]] == [{"celsius": 21}, "69.8"]
+    assert missing.status_code == 422
+    assert "mocks/weather.yaml" in missing.text
+
+
+async def test_promptfoos_provider_config_gives_the_tools(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory
+) -> None:
+    fake_llm.responder = ToolLoop(STEPS[:1], FINAL)
+    suite = {
+        "prompts": ["{{ question }}"],
+        "providers": [{"id": "openai:chat:gpt-test", "label": "gpt",
+                       "config": {"tools": [WEATHER], "tool_choice": "auto", "temperature": 0}}],
+        "tests": [{"vars": {"question": "Weather in Paris?"},
+                   "assert": [{"type": "is-valid-openai-tools-call"},
+                              {"type": "trajectory:tool-used", "value": "get_weather"}]}],
+    }  # fmt: skip
+    async with make_client(settings_for(tmp_path, fake_llm)) as client:
+        checked = await client.post("/validate", json={"suite": suite})
+        response = await client.post("/evaluate", json={"suite": suite})
+    assert response.status_code == 200, response.text
+    warnings = json.dumps(checked.json())
+    assert "providers[0].config.temperature" in warnings
+    (record,) = response.json()["results"]
+    assert record["target"] == "gpt"
+    assert record["status"] == "passed", record
+    assert fake_llm.requests[0].json["tool_choice"] == "auto"
+    assert json.loads(record["candidate_answer"])[0]["function"]["name"] == "get_weather"
