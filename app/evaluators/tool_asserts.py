@@ -38,9 +38,7 @@ import referencing.exceptions
 from app.errors import EvaluatorConfigError
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome
 from app.evaluators.config import EvaluatorConfig
-from app.evaluators.results import EvaluatorResult
-from app.evaluators.trajectory import contains
-from app.evaluators.verdicts import verdict_for
+from app.evaluators.trajectory import contains, trajectory_outcome
 from app.providers.base import ToolCall
 from app.providers.tool_calls import api_call
 from app.settings.tools import ToolSpec
@@ -241,16 +239,4 @@ class ToolCallsEvaluator:
             score = 1.0 if not misses else 0.0
         if config.negate and config.type not in _SELF_NEGATING:
             score, hits, misses = 1.0 - score, misses, hits
-        return EvaluatorOutcome(
-            EvaluatorResult(
-                name=config.name,
-                type=config.type,
-                score=score,
-                verdict=verdict_for(score, context.thresholds),
-                hits=hits,
-                misses=misses,
-                reasoning=f"{len(hits)} of {checks} tool-call checks met",
-                weight=config.weight,
-                details={"tool_calls": [call.tool for call in context.candidate.tool_calls]},
-            )
-        )
+        return trajectory_outcome(config, context, score, hits, misses)

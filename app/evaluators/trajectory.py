@@ -180,13 +180,14 @@ _MODES = {
 }
 
 
-def _result(
+def trajectory_outcome(
     config: EvaluatorConfig,
     context: EvaluationContext,
     score: float,
     hits: list[str],
     misses: list[str],
 ) -> EvaluatorOutcome:
+    """A grader's result over the candidate's tool calls: its score, hits and misses."""
     return EvaluatorOutcome(
         EvaluatorResult(
             name=config.name,
@@ -195,7 +196,7 @@ def _result(
             verdict=verdict_for(score, context.thresholds),
             hits=hits,
             misses=misses,
-            reasoning=f"{len(hits)} of {len(hits) + len(misses)} trajectory checks met",
+            reasoning=f"{len(hits)} of {len(hits) + len(misses)} tool-call checks met",
             weight=config.weight,
             details={"tool_calls": [call.tool for call in context.candidate.tool_calls]},
         )
@@ -212,13 +213,15 @@ class ToolTrajectoryEvaluator:
         spec = _Spec(config)
         calls = context.candidate.tool_calls
         if not calls and spec.mode != "subset":
-            return _result(config, context, 0.0, [], ["the target reported no tool calls"])
+            return trajectory_outcome(
+                config, context, 0.0, [], ["the target reported no tool calls"]
+            )
         hits, misses = _MODES[spec.mode](spec, calls)
         checks = len(hits) + len(misses)
         score = len(hits) / checks if checks else 1.0
         if spec.mode == "exact" and len(calls) > len(spec.expected):
             score = min(score, len(hits) / max(len(calls), 1))
-        return _result(config, context, score, hits, misses)
+        return trajectory_outcome(config, context, score, hits, misses)
 
 
 def invokes_skill(call: ToolCall, skill: str) -> bool:
@@ -244,6 +247,6 @@ class SkillTriggerEvaluator:
         triggered = any(invokes_skill(call, skill) for call in context.candidate.tool_calls)
         held = triggered == expected
         line = f"skill {skill!r} was {'' if triggered else 'not '}invoked"
-        return _result(
+        return trajectory_outcome(
             config, context, 1.0 if held else 0.0, [line] if held else [], [] if held else [line]
         )

@@ -18,9 +18,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from app.providers.base import ProviderRequest, ProviderResponse, ToolCall, Usage
-from app.providers.http import HttpAdapter, UpstreamError, model_options, sampling_fields
+from app.providers.http import model_options, sampling_fields
 from app.providers.json_schema import openai_strict_schema, resolve_refs
-from app.providers.openai import TOOL_DESCRIPTION, function_object, parse_openai_error
+from app.providers.openai import TOOL_DESCRIPTION, OpenAIAdapter, function_object
 from app.providers.structured import with_schema_in_prompt
 from app.providers.tool_calls import (
     answer_text,
@@ -31,7 +31,6 @@ from app.providers.tool_calls import (
     result_text,
 )
 from app.providers.turns import openai_messages
-from app.settings.targets import OpenAITarget
 from app.settings.tools import ToolChoice
 
 
@@ -187,10 +186,8 @@ def parse_response(payload: Any, request: ProviderRequest) -> ProviderResponse:
     )
 
 
-class ResponsesAdapter(HttpAdapter[OpenAITarget]):
-    """``POST {base_url}/responses`` with a bearer key (optional for local servers)."""
-
-    api = "the OpenAI Responses API"
+class ResponsesAdapter(OpenAIAdapter):
+    """``POST {base_url}/responses``; authentication and errors as Chat Completions'."""
 
     def build_body(self, request: ProviderRequest) -> tuple[dict[str, Any], list[str]]:
         """See ``responses_body``."""
@@ -206,14 +203,6 @@ class ResponsesAdapter(HttpAdapter[OpenAITarget]):
         """``{base_url}/responses``."""
         return self.target.base_url.rstrip("/") + "/responses"
 
-    def headers(self) -> dict[str, str]:
-        """Bearer authentication when a key is configured."""
-        return {"Authorization": f"Bearer {self._key}"} if self._key else {}
-
     def parse_reply(self, payload: Any, request: ProviderRequest) -> ProviderResponse:
         """See ``parse_response``."""
         return parse_response(payload, request)
-
-    def parse_error(self, payload: Any) -> UpstreamError | None:
-        """OpenAI's error shape."""
-        return parse_openai_error(payload)
