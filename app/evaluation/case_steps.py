@@ -25,7 +25,7 @@ from app.evaluators.results import CaseStatus
 from app.evaluators.verdicts import status_for
 from app.formatting.messages import FormattedPrompt
 from app.providers.base import CallRole, ProviderRequest, ProviderResponse
-from app.providers.errors import ProviderError
+from app.providers.errors import ProviderError, ProviderRejected
 from app.providers.target_proxy import TargetProxy
 from app.settings.tools import ToolSpec, merged_tools
 from app.suites.model import EvalCase
@@ -124,6 +124,12 @@ async def ask_candidate(
         formatted, state.case.id, plan.candidate_options, folder
     )
     tool_use = state.case.tool_use
+    if tool_use is not None and runtime.kind == "agent":
+        raise ProviderRejected(
+            f"target {plan.target!r} is an agent: it takes no tools, canned tool results or "
+            "response_format (they need an API target)",
+            target=plan.target,
+        )
     response, steps = await run_tool_loop(candidate, request, tool_use)
     target_tools = getattr(getattr(runtime, "config", None), "tools", ())
     state.offered_tools = merged_tools(target_tools, tool_use.tools if tool_use else ())

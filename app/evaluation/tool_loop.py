@@ -78,12 +78,12 @@ async def run_tool_loop(
     target: Completes, request: ProviderRequest, tool_use: ToolUse | None
 ) -> tuple[ProviderResponse, list[CandidateStep]]:
     """The candidate's final reply (with every call it made, in order) and its steps."""
-    response = await target.complete(with_tool_use(request, tool_use))
+    request = with_tool_use(request, tool_use)
+    response = await target.complete(request)
     steps = [_step_record(1, response)]
     if tool_use is None or tool_use.results is None:
         calls = tuple(c.model_copy(update={"step": 1}) for c in response.tool_calls)
         return response.model_copy(update={"tool_calls": calls}), steps
-    request = with_tool_use(request, tool_use)
     made: list[ToolCall] = []
     sent: list[ToolStep] = []
     number = 1

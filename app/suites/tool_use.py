@@ -22,7 +22,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.errors import DocumentError
-from app.settings.tools import ToolChoice, ToolsError, ToolSpec, read_tool_choice, read_tools
+from app.evaluators.trajectory import contains
+from app.settings.tools import (
+    ToolChoice,
+    ToolsError,
+    ToolSpec,
+    merged_tools,
+    read_tool_choice,
+    read_tools,
+)
 from app.suites.document import DocumentPath
 from app.suites.findings import Findings, describe
 from app.suites.parsing import parse_yaml
@@ -66,22 +74,13 @@ class ToolUse(BaseModel):
         """This case's settings over the suite's (tools by name, the rest when unset)."""
         if suite is None:
             return self
-        by_name = {tool.name: tool for tool in (*suite.tools, *self.tools)}
         return ToolUse(
-            tools=tuple(by_name.values()),
+            tools=merged_tools(suite.tools, self.tools),
             tool_choice=self.tool_choice or suite.tool_choice,
             results=self.results if self.results is not None else suite.results,
             max_turns=self.max_turns if self.max_turns != DEFAULT_MAX_TURNS else suite.max_turns,
             response_format=self.response_format or suite.response_format,
         )
-
-
-def _contains(actual: Any, expected: Any) -> bool:
-    if isinstance(expected, dict):
-        return isinstance(actual, dict) and all(
-            key in actual and _contains(actual[key], value) for key, value in expected.items()
-        )
-    return bool(actual == expected)
 
 
 def canned_result(
@@ -90,7 +89,7 @@ def canned_result(
     """The result for a call: the entry of its tool with the most matching ``args``."""
     matching = [
         entry for entry in results
-        if entry.tool == tool and (entry.args is None or _contains(arguments, entry.args))
+        if entry.tool == tool and (entry.args is None or contains(arguments, entry.args))
     ]  # fmt: skip
     return max(matching, key=lambda entry: len(entry.args or {}), default=None)
 

@@ -233,3 +233,17 @@ async def test_promptfoos_provider_config_gives_the_tools(
     assert record["status"] == "passed", record
     assert fake_llm.requests[0].json["tool_choice"] == "auto"
     assert json.loads(record["candidate_answer"])[0]["function"]["name"] == "get_weather"
+
+
+async def test_an_agent_target_given_tools_is_a_case_error_naming_it(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory
+) -> None:
+    agent = {"name": "agent", "provider": "cli", "command": "echo hello"}
+    settings = Settings.model_validate({"data_dir": tmp_path / "data", "targets": [agent]})
+    async with make_client(settings) as client:
+        response = await client.post(
+            "/evaluate", json={"suite": weather_suite(), "target": "agent"}
+        )
+    (record,) = response.json()["results"]
+    assert record["status"] == "error"
+    assert "is an agent: it takes no tools" in record["error"]
