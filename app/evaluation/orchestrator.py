@@ -29,7 +29,7 @@ from app.evaluation.plan import RunPlan
 from app.evaluation.records import ResultRecord
 from app.evaluation.trials import combine_trials, decided
 from app.evaluation.workspaces import CaseWorkspace, WorkspaceError, case_workspace
-from app.evaluators.aggregate import combine
+from app.evaluators.aggregate import Combined, combine
 from app.evaluators.registry import EVALUATORS, EvaluatorRegistry
 from app.formatting.messages import FormattedPrompt
 from app.observability.logging import bind_log_context
@@ -37,6 +37,9 @@ from app.providers.base import ProviderResponse
 from app.providers.errors import ProviderError
 from app.suites.model import EvalCase, FormattedCase
 from app.time_limits import time_limit
+
+UNGRADED = Combined("ok", None, "pass", reasoning="ungraded: the test has no assertions")
+"""A promptfoo test with no assertions passes ungraded, its answer kept."""
 
 logger = logging.getLogger("app.evaluation")
 
@@ -143,6 +146,8 @@ async def _attempt(
     else:
         candidate_answer = known.text
     await note_answer(state, candidate_answer, response, workspace)
+    if not case.graded:
+        return state.record(UNGRADED)
     state.outcomes = await grade(
         state, case, formatted.question, candidate_answer, context, registry, workspace
     )

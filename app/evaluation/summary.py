@@ -80,6 +80,13 @@ class RunSummary(BaseModel):
         examples=[{"passed": 1, "borderline": 0, "failed": 0, "judge_error": 0, "error": 0}],
     )
     scores: ScoreStats = Field(default_factory=ScoreStats)
+    ungraded: int = Field(
+        0,
+        description=(
+            "Cases that ran with no grader (a promptfoo test with no assertions): passed, "
+            "their answers kept, not graded."
+        ),
+    )
     histogram: list[HistogramBin] = Field(default_factory=list)
     reviewed: int = Field(
         0,
@@ -120,10 +127,13 @@ class SummaryBuilder:
         self._usage = RoleUsage()
         self._graders: dict[str, GraderStats] = {}
         self._grader_scores: dict[str, list[float]] = {}
+        self._ungraded = 0
 
     def add(self, record: ResultRecord) -> None:
         """Count one case's record."""
         self.count(record.status, record.score, grader_facts(record))
+        if record.status == "passed" and record.score is None and not record.evaluator_results:
+            self._ungraded += 1
         for role in ("candidate", "judge"):
             total = getattr(self._usage, role)
             tokens = getattr(record.usage, role)
@@ -161,6 +171,7 @@ class SummaryBuilder:
             total=sum(self._counts.values()),
             counts=dict(self._counts),
             scores=self._stats(),
+            ungraded=self._ungraded,
             histogram=[
                 HistogramBin(low=i / HISTOGRAM_BINS, high=(i + 1) / HISTOGRAM_BINS, count=count)
                 for i, count in enumerate(self._bins)

@@ -83,4 +83,9 @@ def combine(outcomes: Sequence[EvaluatorOutcome], thresholds: Thresholds) -> Com
         return Combined("error", None, None, error="no evaluator ran")
     score = weighted_mean(outcomes)
     verdict: Verdict = "fail" if forces_fail else verdict_for(score, thresholds)
+    if thresholds.rule == "all_pass":
+        failed = any(result.passed is False and result.weight > 0 for result in results)
+        verdict = "fail" if failed else "pass"
+    elif thresholds.rule == "mean":
+        verdict = "pass" if score >= thresholds.pass_ else "fail"
     return Combined("ok", score, verdict, hits, misses, reasoning, forces_fail)

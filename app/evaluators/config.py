@@ -194,6 +194,10 @@ class EvaluatorConfig(BaseModel):
         command / cwd: The program of a code grader (argv, no shell) and its folder (also the
             folder of a ``prompt_program``).
         target_access: A code grader's calls to targets (its ``target``: ``{max_calls}``).
+        semantics: ``promptfoo``: the grader follows promptfoo's rules (text compared as
+            JavaScript does: never trimmed, case folded with ``toLowerCase``, JSON as
+            ``JSON.parse`` reads it; a weight-0 grader always passes); ``default``: this
+            service's (and AgentV's).
 
     Every other key the file gives is kept as written in ``model_extra`` (for example a
     ``tool_trajectory``'s ``mode`` and ``expected``, or a code grader's configuration).
@@ -219,6 +223,7 @@ class EvaluatorConfig(BaseModel):
     command: tuple[str, ...] = ()
     cwd: str | None = None
     target_access: TargetAccess | None = None
+    semantics: Literal["default", "promptfoo"] = "default"
 
 
 DEFAULT_EVALUATOR = EvaluatorConfig(name="llm_judge", type="llm_judge")

@@ -6,7 +6,13 @@ prefix) inverts the outcome. ``value`` is a string or a list of strings: ``conta
 ``i`` forms ignore case (Unicode case folding). ``starts_with`` / ``ends_with`` compare with
 the answer stripped of surrounding whitespace; ``equals`` compares both trimmed; ``regex``
 searches the pattern anywhere; ``word_count`` counts whitespace-separated words against
-``min`` / ``max``. JSON checks live in ``json_checks``.
+``min`` / ``max``. JSON checks live in ``json_checks``. ``regex`` patterns are JavaScript's
+(both AgentV and promptfoo run them in JavaScript), so they run in V8 (``js_engine``).
+
+Graders with ``semantics: promptfoo`` compare as promptfoo does (JavaScript strings): the
+answer is never trimmed, the ``i`` forms fold case with ``toLowerCase`` (``lower``: no
+``ß`` -> ``ss``), and ``equals`` with an object or list value compares the answer's JSON
+with it, structurally.
 """
 
 from __future__ import annotations
@@ -14,13 +20,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
-
-import regex
 
 from app.errors import EvaluatorConfigError
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome
 from app.evaluators.config import EvaluatorConfig
+from app.evaluators.js_engine import JsError, regex_test, run_in_thread
 from app.evaluators.results import EvaluatorResult
 from app.evaluators.verdicts import verdict_for
 
@@ -52,11 +56,17 @@ def _listed(values: list[str]) -> str:
     return ", ".join(map(repr, values))
 
 
+def _folder(config: EvaluatorConfig) -> Callable[[str], str]:
+    """How the ``i`` forms ignore case: JavaScript's ``toLowerCase`` or Unicode folding."""
+    return str.lower if config.semantics == "promptfoo" else str.casefold
+
+
 def _containment(*, fold: bool, need_all: bool) -> Check:
     def check(config: EvaluatorConfig, answer: str) -> CheckOutcome:
         values = text_values(config)
-        haystack = answer.casefold() if fold else answer
-        found = [v for v in values if (v.casefold() if fold else v) in haystack]
+        folded = _folder(config)
+        haystack = folded(answer) if fold else answer
+        found = [v for v in values if (folded(v) if fold else v) in haystack]
         absent = [v for v in values if v not in found]
         case = " (ignoring case)" if fold else ""
         if need_all and absent:
@@ -85,7 +95,7 @@ def _single_text(config: EvaluatorConfig) -> str:
 def check_starts_with(config: EvaluatorConfig, answer: str) -> CheckOutcome:
     """The answer (leading whitespace aside) starts with ``value``."""
     value = _single_text(config)
-    if answer.lstrip().startswith(value):
+    if (answer if config.semantics == "promptfoo" else answer.lstrip()).startswith(value):
         return CheckOutcome(True, f"answer starts with {value!r}")
     return CheckOutcome(False, f"answer does not start with {value!r}")
 
@@ -93,46 +103,65 @@ def check_starts_with(config: EvaluatorConfig, answer: str) -> CheckOutcome:
 def check_ends_with(config: EvaluatorConfig, answer: str) -> CheckOutcome:
     """The answer (trailing whitespace aside) ends with ``value``."""
     value = _single_text(config)
-    if answer.rstrip().endswith(value):
+    if (answer if config.semantics == "promptfoo" else answer.rstrip()).endswith(value):
         return CheckOutcome(True, f"answer ends with {value!r}")
     return CheckOutcome(False, f"answer does not end with {value!r}")
 
 
-REGEX_TIMEOUT_SECONDS = 1.0
-"""Longest a ``regex`` grader may search one answer: a pattern that backtracks without end
-(``(a|aa)+$``) would otherwise hold the event loop, and every other case, for good."""
-
-
-@lru_cache(maxsize=256)
-def _compile(pattern: str) -> regex.Pattern[str]:
-    return regex.compile(pattern)
-
-
 def check_regex(config: EvaluatorConfig, answer: str) -> CheckOutcome:
-    """The ``value`` pattern matches somewhere in the answer (searched within a time limit)."""
+    """The ``value`` pattern matches somewhere in the answer, as JavaScript's ``test`` says.
+
+    Runs in V8 (``js_engine``) within its time limit: call it off the event loop
+    (``RegexEvaluator``).
+    """
     if not isinstance(config.value, str):
         raise EvaluatorConfigError(f"evaluator {config.name!r} (regex): 'value' must be a pattern")
+    flags = str((config.model_extra or {}).get("flags") or "")
+    shown = f"/{config.value}/{flags}"
     try:
-        pattern = _compile(config.value)
-    except regex.error as exc:
-        raise EvaluatorConfigError(
-            f"evaluator {config.name!r} (regex): invalid pattern: {exc}"
-        ) from exc
-    try:
-        found = pattern.search(answer, timeout=REGEX_TIMEOUT_SECONDS)
-    except TimeoutError:
-        raise EvaluatorConfigError(
-            f"evaluator {config.name!r} (regex): /{config.value}/ took more than "
-            f"{REGEX_TIMEOUT_SECONDS:g}s on this answer ({len(answer)} characters) and was "
-            "stopped; the pattern backtracks without end, rewrite it"
-        ) from None
+        found = regex_test(config.value, flags, answer)
+    except JsError as exc:
+        raise EvaluatorConfigError(f"evaluator {config.name!r} (regex): {exc}") from None
     if found:
-        return CheckOutcome(True, f"answer matches /{config.value}/")
-    return CheckOutcome(False, f"answer does not match /{config.value}/")
+        return CheckOutcome(True, f"answer matches {shown}")
+    return CheckOutcome(False, f"answer does not match {shown}")
+
+
+def _equals_exactly(config: EvaluatorConfig, answer: str) -> CheckOutcome:
+    """The ``equals`` of promptfoo: the very text, or the answer's JSON equal to an object value."""
+    value = config.value
+    if isinstance(value, dict | list):
+        shown = json.dumps(value, ensure_ascii=False)
+        try:
+            parsed = json.loads(answer)
+        except ValueError:
+            return CheckOutcome(False, f"answer is not JSON equal to {shown}")
+        if strictly_equal(parsed, value):
+            return CheckOutcome(True, f"answer is JSON equal to {shown}")
+        return CheckOutcome(False, f"answer is not JSON equal to {shown}")
+    expected = value if isinstance(value, str) else json.dumps(value)
+    if answer == expected:
+        return CheckOutcome(True, f"answer equals {expected!r}")
+    return CheckOutcome(False, f"answer does not equal {expected!r}")
+
+
+def strictly_equal(left: object, right: object) -> bool:
+    """Deep equality where ``true`` is not ``1`` (as JavaScript's strict equality)."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return type(left) is type(right) and left == right
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(
+            strictly_equal(item, right[key]) for key, item in left.items()
+        )
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(map(strictly_equal, left, right))
+    return left == right
 
 
 def check_equals(config: EvaluatorConfig, answer: str) -> CheckOutcome:
     """The trimmed answer equals ``value`` (non-strings compared as their JSON text)."""
+    if config.semantics == "promptfoo":
+        return _equals_exactly(config, answer)
     value = config.value
     expected = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     if answer.strip() == expected.strip():
@@ -163,6 +192,17 @@ def check_word_count(config: EvaluatorConfig, answer: str) -> CheckOutcome:
     held = (low is None or count >= low) and (high is None or count <= high)
     verb = "within" if held else "outside"
     return CheckOutcome(held, f"answer has {count} words, {verb} the limits ({limits})")
+
+
+class RegexEvaluator:
+    """``check_regex`` in a worker thread: a slow pattern never holds the event loop."""
+
+    async def evaluate(
+        self, config: EvaluatorConfig, context: EvaluationContext
+    ) -> EvaluatorOutcome:
+        """Search the candidate answer (inverted by ``negate``)."""
+        outcome = await run_in_thread(check_regex, config, context.candidate_answer)
+        return EvaluatorOutcome(result=check_result(config, context, outcome))
 
 
 class DeterministicEvaluator:

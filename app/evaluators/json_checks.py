@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
+import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
@@ -24,6 +25,8 @@ from app.evaluators.deterministic import CheckOutcome
 JSON_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
 _DECODER = json.JSONDecoder()
 _MAX_STARTS = 256
+_MAX_SPAN = 100_000
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @lru_cache(maxsize=64)
@@ -50,10 +53,17 @@ def _schema_problem(config: EvaluatorConfig, document: Any) -> str | None:
     return f"does not match the schema at {where}: {error.message}"
 
 
+def _no_constant(name: str) -> Any:
+    raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
+
+
 def check_is_json(config: EvaluatorConfig, answer: str) -> CheckOutcome:
     """The answer is JSON, valid for ``schema`` when one is given."""
     try:
-        document = json.loads(answer.strip())
+        if config.semantics == "promptfoo":
+            document = json.loads(answer, parse_constant=_no_constant)
+        else:
+            document = json.loads(answer.strip())
     except (json.JSONDecodeError, RecursionError) as exc:
         return CheckOutcome(False, f"answer is not JSON: {exc}")
     problem = _schema_problem(config, document)
@@ -82,10 +92,45 @@ def embedded_json(text: str) -> Iterator[Any]:
         index = end
 
 
+def _balanced_spans(text: str) -> Iterator[tuple[str, int]]:
+    """From each ``{``: the text to its balancing ``}`` (closed at the end), and where it ends."""
+    index, starts = 0, 0
+    while starts < _MAX_STARTS and (start := text.find("{", index)) >= 0:
+        starts += 1
+        depth, end = 0, min(len(text), start + _MAX_SPAN)
+        for position in range(start, end):
+            depth += {"{": 1, "}": -1}.get(text[position], 0)
+            if depth == 0:
+                end = position + 1
+                break
+        yield text[start:end] + "}" * depth, end
+        index = start + 1
+
+
+def lenient_objects(text: str) -> Iterator[dict[str, Any]]:
+    """The objects written in ``text`` as promptfoo finds them (YAML flow mappings)."""
+    skip_to = 0
+    for span, end in _balanced_spans(text):
+        if end <= skip_to:
+            continue
+        try:
+            document = (
+                json.loads(span)
+                if "&" in span and "*" in span  # no YAML aliases: they could expand without end
+                else yaml.load(span, Loader=_YAML_LOADER)
+            )
+        except (yaml.YAMLError, ValueError, RecursionError):
+            continue
+        if isinstance(document, dict):
+            skip_to = end
+            yield document
+
+
 def check_contains_json(config: EvaluatorConfig, answer: str) -> CheckOutcome:
     """Some JSON object or array in the answer (valid for ``schema`` when one is given)."""
     problems: list[str] = []
-    for document in embedded_json(answer):
+    found = lenient_objects if config.semantics == "promptfoo" else embedded_json
+    for document in found(answer):
         problem = _schema_problem(config, document)
         if problem is None:
             suffix = " matching the schema" if config.json_schema else ""

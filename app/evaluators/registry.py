@@ -22,13 +22,13 @@ from app.evaluators.composite import CompositeEvaluator
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.deterministic import (
     DeterministicEvaluator,
+    RegexEvaluator,
     check_contains,
     check_contains_any,
     check_ends_with,
     check_equals,
     check_icontains,
     check_icontains_any,
-    check_regex,
     check_starts_with,
     check_word_count,
 )
@@ -52,6 +52,8 @@ _CANONICAL = frozenset(entry.name for entry in GRADER_TYPES)
 GATE_OPTIONS = frozenset({"required", "min_score"})
 """Options every registered grader honours: ``run`` makes a failing required grader fail
 the case."""
+NEGATED_BY_MARK = frozenset({"bleu", "gleu", "rouge_n"})
+"""Metrics whose ``negate`` the registry applies: they pass below their mark, scored 1 - s."""
 ThresholdUse = Literal["pass_mark", "limit"]
 """What a grader's ``threshold`` means: its pass mark, or a limit the evaluator checks itself
 (``latency`` ms, ``cost`` USD, ``levenshtein`` edits)."""
@@ -144,12 +146,17 @@ class EvaluatorRegistry:
         own = config.threshold if self._threshold.get(config.type) == "pass_mark" else None
         for fallback in (outcome.pass_mark, self._default_marks.get(config.type)):
             own = fallback if own is None else own
+        if config.semantics == "promptfoo" and config.weight == 0:
+            return replace(outcome, result=result.model_copy(update={"passed": True}))
         if own is None:
             passed = result.verdict == "pass"
             update: dict[str, object] = {"passed": passed}
         else:
-            passed = result.score >= own and not outcome.forces_fail
+            negated = config.negate and config.type in NEGATED_BY_MARK
+            passed = (result.score >= own) != negated and not outcome.forces_fail
             update = {"passed": passed, "verdict": "pass" if passed else "fail"}
+            if negated:
+                update["score"] = round(1.0 - result.score, 4)
         forces = outcome.forces_fail or (own is not None and not passed)
         if config.required:
             floor = config.min_score if config.min_score is not None else own or case_mark
@@ -195,7 +202,7 @@ def build_registry() -> EvaluatorRegistry:
     }
     for name, check in checks.items():
         registry.register(name, DeterministicEvaluator(check), ("value", "negate"))
-    registry.register("regex", DeterministicEvaluator(check_regex), ("value", "negate", "flags"))
+    registry.register("regex", RegexEvaluator(), ("value", "negate", "flags"))
     registry.register(
         "word_count", DeterministicEvaluator(check_word_count), ("min", "max", "negate")
     )
@@ -238,11 +245,11 @@ def _register_metrics(registry: EvaluatorRegistry) -> None:
     )
     registry.register("execution_metrics", ExecutionMetricsEvaluator(), _EXECUTION_OPTIONS)
     for name, scorer in SCORERS.items():
-        options = ("value", "n") if name == "rouge_n" else ("value",)
+        options = ("value", "n", "negate") if name == "rouge_n" else ("value", "negate")
         registry.register(
             name, MetricEvaluator(scorer), options, default_pass_mark=DEFAULT_PASS_MARKS[name]
         )
-    registry.register("levenshtein", LevenshteinEvaluator(), ("value",), threshold="limit")
+    registry.register("levenshtein", LevenshteinEvaluator(), ("value", "negate"), threshold="limit")
 
 
 EVALUATORS = build_registry()

@@ -4,7 +4,9 @@ The reference is ``value`` (``bleu`` and ``gleu`` take a list of references too)
 case's reference answer. ``bleu``, ``gleu`` and ``rouge_n`` (``n``: 1..5, default 1; or
 ``variant: l``) score the metric itself and pass at ``threshold`` (promptfoo's defaults: 0.5,
 0.5 and 0.75). ``levenshtein`` passes (score 1) when the edit distance is at most
-``threshold`` (default 5). The metrics are ``text_metrics``'.
+``threshold`` (default 5). The metrics are ``text_metrics``'. ``negate`` (promptfoo's
+``not-``) inverts the verdict: a negated metric passes below its pass mark, and its score is
+``1 - score``.
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ def rouge_variant(config: EvaluatorConfig) -> str:
     return f"rouge_{n}"
 
 
-def _bleu(_config: EvaluatorConfig, answer: str, refs: list[str]) -> float:
+def _bleu(config: EvaluatorConfig, answer: str, refs: list[str]) -> float:
+    if config.semantics == "promptfoo":
+        return text_metrics.promptfoo_bleu(answer, refs)
     return text_metrics.bleu(answer, refs)
 
 
@@ -58,6 +62,8 @@ def _gleu(_config: EvaluatorConfig, answer: str, refs: list[str]) -> float:
 
 
 def _rouge(config: EvaluatorConfig, answer: str, refs: list[str]) -> float:
+    if config.semantics == "promptfoo":
+        return max(text_metrics.promptfoo_rouge_1(answer, reference) for reference in refs)
     variant = rouge_variant(config)
     return max(text_metrics.rouge(answer, reference, variant) for reference in refs)
 
@@ -101,13 +107,15 @@ class LevenshteinEvaluator:
     ) -> EvaluatorOutcome:
         """Score 1 when the edit distance to the nearest reference is within the limit."""
         limit = config.threshold if config.threshold is not None else DEFAULT_MAX_DISTANCE
-        answer = context.candidate_answer.strip()
+        exact = config.semantics == "promptfoo"
+        answer = context.candidate_answer if exact else context.candidate_answer.strip()
         distance = min(
-            text_metrics.levenshtein_distance(answer, reference.strip())
+            text_metrics.levenshtein_distance(answer, reference if exact else reference.strip())
             for reference in references(config, context)
         )
-        held = distance <= limit
-        line = f"edit distance {distance} {'<=' if held else '>'} {limit:g}"
+        within = distance <= limit
+        line = f"edit distance {distance} {'<=' if within else '>'} {limit:g}"
+        held = within != config.negate
         score = 1.0 if held else 0.0
         return EvaluatorOutcome(
             EvaluatorResult(

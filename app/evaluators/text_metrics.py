@@ -11,6 +11,13 @@ metric names (``METRICS``). Nothing here downloads data:
 - ``fuzzy_match``: RapidFuzz's normalised Indel similarity (``fuzz.ratio`` / 100);
 - ``levenshtein_distance``: RapidFuzz's edit distance (a count, not a score).
 
+``promptfoo_bleu`` and ``promptfoo_rouge_1`` are BLEU and ROUGE-1 as promptfoo computes them
+(measured against it): BLEU over lower-cased whitespace tokens, clipped 1- to 4-gram
+precisions (the best reference for each order), orders the candidate is too short for left
+out, a precision of 0 counted as 1e-7, the brevity penalty against the closest reference
+length (the shorter on a tie); ROUGE-1 as the F1 of unigrams of lower-cased Treebank tokens,
+without stemming.
+
 ``meteor`` needs the WordNet corpus, which NLTK downloads at run time: it is not available
 offline and raises ``MetricUnavailable``. Libraries are imported on first use (they take
 about half a second to load).
@@ -18,6 +25,8 @@ about half a second to load).
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
@@ -35,6 +44,48 @@ def bleu(candidate: str, references: Sequence[str]) -> float:
     import sacrebleu
 
     return float(sacrebleu.sentence_bleu(candidate, list(references)).score) / 100
+
+
+def _ngrams(words: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
+    return Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+
+
+def promptfoo_bleu(candidate: str, references: Sequence[str]) -> float:
+    """BLEU as promptfoo computes it (see the module's description), in [0, 1]."""
+    if not candidate.strip():
+        return 0.0
+    words = candidate.lower().split()
+    refs = [reference.lower().split() for reference in references]
+    closest = min((len(ref) for ref in refs), key=lambda size: (abs(size - len(words)), size))
+    logs: list[float] = []
+    for n in range(1, 5):
+        grams = _ngrams(words, n)
+        total = sum(grams.values())
+        if not total:
+            continue
+        clipped = max(
+            sum(min(count, _ngrams(ref, n)[gram]) for gram, count in grams.items()) for ref in refs
+        )
+        logs.append(math.log(clipped / total or 1e-7))
+    if not logs:
+        return 0.0
+    penalty = 1.0 if len(words) > closest else math.exp(1 - closest / len(words))
+    return penalty * math.exp(sum(logs) / len(logs))
+
+
+def promptfoo_rouge_1(candidate: str, reference: str) -> float:
+    """ROUGE-1 F1 as promptfoo computes it: lower-cased Treebank unigrams, no stemming."""
+    from nltk.tokenize import TreebankWordTokenizer
+
+    tokenizer = TreebankWordTokenizer()
+    mine = Counter(tokenizer.tokenize(candidate.lower()))
+    theirs = Counter(tokenizer.tokenize(reference.lower()))
+    overlap = sum((mine & theirs).values())
+    if not overlap:
+        return 0.0
+    precision = overlap / sum(mine.values())
+    recall = overlap / sum(theirs.values())
+    return 2 * precision * recall / (precision + recall)
 
 
 def gleu(candidate: str, references: Sequence[str]) -> float:

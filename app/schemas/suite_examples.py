@@ -122,7 +122,7 @@ evalcases:
             description: Does not promise a refund, an exception or a manager override.
       - name: mentions_store_credit
         type: regex
-        value: "(?i)store credit"
+        value: "[Ss]tore [Cc]redit"
 
   - id: damaged-on-arrival
     conversation_id: ticket-58377

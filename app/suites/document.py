@@ -10,8 +10,10 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from app.errors import DocumentError
 from app.suites.case_files import CaseFileError, jsonl_cases
-from app.suites.parsing import compose_yaml, construct_yaml, parse_json
+from app.suites.parsing import compose_yaml, construct_yaml, parse_core_yaml, parse_json
 
+PROMPTFOO_KEYS = frozenset({"prompts", "providers", "defaultTest"})
+"""Keys that mark promptfoo's layout, whose YAML is read with YAML 1.2's core schema."""
 DocumentPath = tuple[str | int, ...]
 """A location in a document: mapping keys and list indices from the top."""
 
@@ -106,6 +108,7 @@ def parse_suite_text(text: str, *, source_name: str | None = None) -> SuiteDocum
             except CaseFileError:
                 raise exc from None
     node = compose_yaml(text)
-    return SuiteDocument(
-        data=construct_yaml(node), positions=NodePositions(node), source_name=source_name
-    )
+    data = construct_yaml(node)
+    if isinstance(data, dict) and PROMPTFOO_KEYS & data.keys():
+        node, data = parse_core_yaml(text)  # promptfoo reads YAML 1.2's core schema
+    return SuiteDocument(data=data, positions=NodePositions(node), source_name=source_name)

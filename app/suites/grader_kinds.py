@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import jsonschema
-import regex
 from pydantic import ValidationError
 
 from app.evaluators.catalog import find_aggregator
 from app.evaluators.config import RubricItem
+from app.evaluators.js_engine import regex_error
 from app.evaluators.registry import RUNNABLE_AGGREGATORS
 from app.suites.document import DocumentPath
 from app.suites.findings import Findings, describe
@@ -40,6 +40,9 @@ class GraderContext:
         prompt_files: How a judge ``prompt`` names a file: ``heuristic`` (one token with a
             folder or an extension, or ``file://``) or ``prefix`` (``file://`` only).
         prompts: Judge prompt files met, with their locations.
+        promptfoo: Graders follow promptfoo's rules (``semantics: promptfoo``): a ``metric``
+            is a score's name that several graders may share, numbers are text as
+            JavaScript prints them, and a ``-any``/``-all`` value may be comma-separated.
     """
 
     findings: Findings
@@ -48,6 +51,7 @@ class GraderContext:
     strings: bool = False
     prompt_files: PromptFiles = "heuristic"
     prompts: References = field(default_factory=dict)
+    promptfoo: bool = False
 
 
 _PATH_LIKE = re.compile(r"[^\s]*([/\\][^\s]*|\.[A-Za-z0-9]{1,10})")
@@ -58,7 +62,7 @@ _RUBRIC_TEXT_KEYS = ("description", "outcome", "criterion", "criteria")
 _RUBRIC_KEYS = frozenset(
     {*_RUBRIC_TEXT_KEYS, "id", "weight", "required", "score_ranges", "min_score", "operator"}
 )
-_JS_FLAGS = {"i": "i", "m": "m", "s": "s", "u": "", "g": "", "d": ""}
+_JS_FLAGS = "dgimsuvy"
 
 
 def shows_candidate_answer(template: str) -> bool:
@@ -236,7 +240,7 @@ def _equals(raw: Mapping[str, Any], path: DocumentPath, context: GraderContext) 
 
 
 def _regex(raw: Mapping[str, Any], path: DocumentPath, context: GraderContext) -> dict[str, Any]:
-    """``value`` a valid pattern; JavaScript ``flags`` become inline flags (``(?i)``)."""
+    """``value`` a valid JavaScript pattern with JavaScript ``flags`` (both tools' engine)."""
     value = raw.get("value")
     if not isinstance(value, str) or not value:
         context.findings.error(
@@ -246,16 +250,17 @@ def _regex(raw: Mapping[str, Any], path: DocumentPath, context: GraderContext) -
     flags = raw.get("flags", "")
     if not isinstance(flags, str) or any(flag not in _JS_FLAGS for flag in flags):
         context.findings.error(
-            (*path, "flags"), f"unsupported regular expression flags {flags!r} (i, m, s, g, u)"
+            (*path, "flags"),
+            f"unsupported regular expression flags {flags!r} (JavaScript's: {_JS_FLAGS})",
         )
         return {}
-    inline = "".join(sorted({_JS_FLAGS[flag] for flag in flags} - {""}))
-    pattern = f"(?{inline}){value}" if inline else value
-    try:
-        regex.compile(pattern)  # as the grader will run it (app.evaluators.deterministic)
-    except regex.error as exc:
-        context.findings.error((*path, "value"), f"is not a valid regular expression: {exc}")
-    return {"value": pattern}
+    pattern = value
+    problem = regex_error(pattern, flags)
+    if problem is not None:
+        context.findings.error(
+            (*path, "value"), f"is not a valid JavaScript regular expression: {problem}"
+        )
+    return {"value": pattern, **({"flags": flags} if flags else {})}
 
 
 def _json_schema(

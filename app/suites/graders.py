@@ -53,7 +53,8 @@ def read_grader_list(
             continue
         grader = read_grader(item, (*path, index), context)
         if grader is not None:
-            named = bool(item.get("name") or item.get("metric") or item.get("id"))
+            metric = item.get("metric") if not context.promptfoo else None
+            named = bool(item.get("name") or metric or item.get("id"))
             read.append((grader, named, index))
     return _named(read, path, context.findings)
 
@@ -154,17 +155,58 @@ def read_grader(raw: Any, path: DocumentPath, context: GraderContext) -> Evaluat
         )
         return None
     before = len(findings.errors)
+    if context.promptfoo:
+        raw = promptfoo_values(raw, entry.name)
     fields = _common_fields(raw, declared, negated, path, findings)
     fields.update(_READERS.get(entry.name, _keep)(raw, path, context))
     extras = _extras(raw, entry, fields, path, findings)
     if len(findings.errors) > before:
         return None
     _check_runnable(entry, declared, raw, negated, path, findings)
+    if context.promptfoo:
+        fields["semantics"] = "promptfoo"
     try:
         return EvaluatorConfig.model_validate({**extras, **fields, "type": entry.name})
     except ValidationError as exc:
         findings.validation_error(path, exc)
         return None
+
+
+LIST_FORMS = frozenset({"contains_any", "contains_all", "icontains_any", "icontains_all"})
+TEXT_FORMS = LIST_FORMS | {"contains", "icontains", "starts_with", "ends_with", "equals"}
+
+
+def js_text(number: float) -> str:
+    """A number as JavaScript's ``String()`` writes it (``1.0`` -> ``1``)."""
+    if isinstance(number, float) and number.is_integer() and abs(number) < 1e21:
+        return str(int(number))
+    return repr(number) if isinstance(number, float) else str(number)
+
+
+def _text_of_number(value: Any) -> Any:
+    is_number = isinstance(value, int | float) and not isinstance(value, bool)
+    return js_text(value) if is_number else value
+
+
+def promptfoo_values(raw: Mapping[str, Any], type_name: str) -> Mapping[str, Any]:
+    """A promptfoo grader's ``value`` as promptfoo reads it for text checks.
+
+    Numbers are text (``contains: 52.5``), a ``-any``/``-all`` string is a
+    comma-separated list (``"red, blue"``: ``red`` and ``blue``), and the ``value`` of
+    ``is-json``/``contains-json`` is their JSON Schema.
+    """
+    value = raw.get("value")
+    if type_name in ("is_json", "contains_json") and isinstance(value, dict):
+        return {**{k: v for k, v in raw.items() if k != "value"}, "schema": value}
+    if type_name not in TEXT_FORMS or value is None:
+        return raw
+    if isinstance(value, int | float):
+        value = _text_of_number(value)
+    elif isinstance(value, list):
+        value = [_text_of_number(item) for item in value]
+    if type_name in LIST_FORMS and isinstance(value, str):
+        value = [part.strip() for part in value.split(",")]
+    return {**raw, "value": value}
 
 
 def _composite(

@@ -42,6 +42,7 @@ def grader_context(
     *,
     templates: bool,
     prompt_files: PromptFiles = "heuristic",
+    promptfoo: bool = False,
 ) -> GraderContext:
     """A context for reading one case's graders (``templates``: a 2026 dialect)."""
     return GraderContext(
@@ -50,4 +51,5 @@ def grader_context(
         render_prompt=judge_prompt_renderer(variables, findings, templates=templates),
         strings=templates,
         prompt_files=prompt_files,
+        promptfoo=promptfoo,
     )

@@ -162,6 +162,8 @@ class EvalCase(BaseModel):
         metadata: Tags, metadata and other descriptive keys, kept as written.
         conversation: A live conversation's turns; then ``evaluators`` grade the whole
             conversation once its turns are done (none: only the turns are graded).
+        graded: False for a promptfoo test with no assertions: it runs, its answer is kept,
+            and it passes ungraded (as promptfoo reports it); no default judge grades it.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -180,6 +182,7 @@ class EvalCase(BaseModel):
     tool_use: ToolUse | None = Field(
         None, description="Tools, canned tool results and structured output for the candidate."
     )
+    graded: bool = True
 
     def opening_messages(self) -> tuple[Message, ...]:
         """What the candidate is first given: the input, then a conversation's first turn."""

@@ -160,11 +160,11 @@ def refuse_too_many_values(text: str) -> None:
         )
 
 
-def compose_yaml(text: str) -> Node | None:
+def compose_yaml(text: str, *, loader: Any = None) -> Node | None:
     """Compose a YAML document into its node graph (positions kept), checking its limits."""
     refuse_too_many_values(text)
     refuse_deep_flow_nesting(text)
-    loader = _LOADER(text)
+    loader = (loader or _LOADER)(text)
     try:
         node: Node | None = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
@@ -183,11 +183,11 @@ def compose_yaml(text: str) -> Node | None:
     return node
 
 
-def construct_yaml(node: Node | None) -> Any:
+def construct_yaml(node: Node | None, *, loader: Any = None) -> Any:
     """Build Python values from a composed (and measured) node graph."""
     if node is None:
         return None
-    loader = _LOADER("")
+    loader = (loader or _LOADER)("")
     try:
         return loader.construct_document(node)
     except yaml.YAMLError as exc:
@@ -204,3 +204,85 @@ def parse_yaml(raw: bytes | str) -> Any:
         except UnicodeDecodeError as exc:
             raise DocumentError("the body is not UTF-8 text") from exc
     return construct_yaml(compose_yaml(raw))
+
+
+class _CoreResolver(yaml.resolver.BaseResolver):
+    """YAML 1.2's core schema, as promptfoo's reader (js-yaml 4) applies it to plain scalars.
+
+    ``yes``/``no``/``on``/``off`` stay text, ``12:30`` stays text (no base 60), ``017`` is
+    seventeen (octal is ``0o17``), ``1_000`` stays text; timestamps are text too.
+    """
+
+
+_CoreResolver.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+_CoreResolver.add_implicit_resolver(
+    "tag:yaml.org,2002:int",
+    re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+    list("-+0123456789"),
+)
+_CoreResolver.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+0123456789."),
+)
+_CoreResolver.add_implicit_resolver(
+    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
+)
+_CoreResolver.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^(?:<<)$"), ["<"])
+
+
+class _CoreConstructor(yaml.constructor.SafeConstructor):
+    """Numbers as YAML 1.2 core reads them; a whole float is an integer, as in JavaScript."""
+
+    def construct_yaml_int(self, node: Node) -> int:
+        text = str(self.construct_scalar(node))  # type: ignore[arg-type]
+        if text.startswith("0o"):
+            return int(text[2:], 8)
+        if text.startswith("0x"):
+            return int(text[2:], 16)
+        return int(text)
+
+    def construct_yaml_float(self, node: Node) -> float | int:
+        text = str(self.construct_scalar(node)).lower()  # type: ignore[arg-type]
+        if text.lstrip("+-") == ".inf":
+            return float("-inf") if text.startswith("-") else float("inf")
+        if text == ".nan":
+            return float("nan")
+        number = float(text)
+        return int(number) if number.is_integer() and abs(number) < 2**53 else number
+
+
+_CoreConstructor.add_constructor("tag:yaml.org,2002:int", _CoreConstructor.construct_yaml_int)  # type: ignore[type-var]
+_CoreConstructor.add_constructor(  # type: ignore[type-var]
+    "tag:yaml.org,2002:float", _CoreConstructor.construct_yaml_float
+)
+
+
+class CoreLoader(
+    yaml.reader.Reader,
+    yaml.scanner.Scanner,
+    yaml.parser.Parser,
+    yaml.composer.Composer,
+    _CoreConstructor,
+    _CoreResolver,
+):
+    """A safe loader reading YAML 1.2's core schema (promptfoo's reading)."""
+
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.composer.Composer.__init__(self)
+        _CoreConstructor.__init__(self)
+        _CoreResolver.__init__(self)
+
+
+def parse_core_yaml(text: str) -> tuple[Node | None, Any]:
+    """The node graph and values of a YAML text read with YAML 1.2's core schema (bounded)."""
+    node = compose_yaml(text, loader=CoreLoader)
+    return node, construct_yaml(node, loader=CoreLoader)

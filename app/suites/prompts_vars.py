@@ -18,6 +18,7 @@ from typing import Any
 
 from app.errors import DocumentError
 from app.evaluators.config import EvaluatorConfig
+from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import Message
 from app.suites.case_fields import read_expected, read_messages, reference_answer
 from app.suites.document import DocumentPath
@@ -275,12 +276,9 @@ def _read_test(
     if criteria is not None and not isinstance(criteria, str):
         findings.error((*path, "criteria"), f"must be a string, not {describe(criteria)}")
     outcome = renderer.text(criteria, (*path, "criteria")) if isinstance(criteria, str) else ""
-    if not graders and not outcome and "assert" not in raw and defaults.graders is None:
-        findings.error(
-            (*path, "assert"), "is required: a test needs graders ('assert') or 'criteria'"
-        )
+    graded = bool(graders or outcome)
     threshold = raw.get("threshold", defaults.threshold)
-    thresholds = pass_threshold(threshold, (*path, "threshold"), findings)
+    thresholds = promptfoo_thresholds(threshold, (*path, "threshold"), findings)
     conversation_id = text_field(raw, ("conversation_id",), path, findings)
     note = text_field(raw, ("description", "note"), path, findings)
     own_metadata = raw.get("metadata") or {}
@@ -303,12 +301,23 @@ def _read_test(
                 expected_messages=expected,
                 reference_answer=reference_answer(expected, {}),
                 evaluators=graders or (),
+                graded=graded,
                 thresholds=thresholds,
                 metadata={"metadata": metadata} if metadata else {},
                 tool_use=tool_use,
             ),
             origin,
         )
+
+
+def promptfoo_thresholds(raw: Any, path: DocumentPath, findings: Findings) -> Thresholds | None:
+    """The promptfoo pass rule: all graders pass, or with a ``threshold`` the mean reaches it."""
+    if raw is None:
+        return Thresholds(rule="all_pass")
+    mark = pass_threshold(raw, path, findings)
+    if mark is None:
+        return None
+    return Thresholds.model_validate({"pass": mark.pass_, "borderline": 0, "rule": "mean"})
 
 
 def _test_id(raw: Mapping[str, Any], path: DocumentPath, findings: Findings) -> str | None:
@@ -329,7 +338,9 @@ def _graders(
     origin: CaseOrigin,
     findings: Findings,
 ) -> tuple[EvaluatorConfig, ...]:
-    context = grader_context(findings, origin.variables, templates=True, prompt_files="prefix")
+    context = grader_context(
+        findings, origin.variables, templates=True, prompt_files="prefix", promptfoo=True
+    )
     own = read_grader_list(raw["assert"], (*path, "assert"), context) if "assert" in raw else ()
     shared: tuple[EvaluatorConfig, ...] = ()
     if defaults.graders is not None:

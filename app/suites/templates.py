@@ -12,6 +12,7 @@ filters checked before they run, and every rendered text capped in size.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
@@ -107,9 +108,23 @@ class _DataEnvironment(ImmutableSandboxedEnvironment):
 
 
 def _finalize(value: Any) -> Any:
-    """Objects and lists render as JSON; everything else as text."""
+    """Objects and lists render as JSON; scalars as JavaScript writes them (both tools are).
+
+    ``null`` is empty, ``true``/``false`` lower case, a whole number has no ``.0``, and
+    infinities are ``Infinity``.
+    """
     if isinstance(value, dict | list | tuple):
         return json.dumps(value, ensure_ascii=False)
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        if math.isnan(value):
+            return "NaN"
+        return str(int(value)) if value.is_integer() and abs(value) < 1e21 else repr(value)
     return value
 
 

@@ -499,7 +499,7 @@ async def test_prompts_vars_constructs_not_run_here_are_refused(
     assert text in errors_by_path(report)[path]
 
 
-async def test_a_test_needs_graders_or_criteria_and_its_options_are_refused() -> None:
+async def test_a_test_without_graders_runs_ungraded_and_its_options_are_refused() -> None:
     report = await check(
         {
             "prompts": ["{{ q }}"],
@@ -510,8 +510,12 @@ async def test_a_test_needs_graders_or_criteria_and_its_options_are_refused() ->
         }
     )
     errors = errors_by_path(report)
-    assert "needs graders" in errors["tests[0].assert"]
+    assert "tests[0].assert" not in errors
     assert "per-test options" in errors["tests[1].options"]
+    bare = await check({"prompts": ["{{ q }}"], "tests": [{"id": "bare", "vars": {"q": "x"}}]})
+    assert bare.suite is not None
+    [case] = bare.suite.cases
+    assert (case.graded, case.evaluators) == (False, ())
 
 
 async def test_undefined_template_variable_is_an_error_naming_it_and_where() -> None:

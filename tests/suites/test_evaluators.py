@@ -46,7 +46,7 @@ async def test_invalid_evaluator_settings_are_errors() -> None:
         }
     )
     errors = errors_by_path(report)
-    assert "not a valid regular expression" in errors["execution.evaluators[0].value"]
+    assert "not a valid JavaScript regular expression" in errors["execution.evaluators[0].value"]
     assert "is required" in errors["evalcases[0].evaluators[0].value"]
     assert "not a valid JSON Schema" in errors["evalcases[0].evaluators[1].schema"]
     assert "at least one grader" in errors["evalcases[0].evaluators[2].evaluators"]

@@ -210,9 +210,14 @@ async def test_names_come_from_name_metric_or_id() -> None:
     assert [g.name for g in graders] == ["m", "i"]
 
 
-async def test_regex_flags_become_inline_flags() -> None:
+async def test_regex_patterns_and_flags_are_javascript_ones() -> None:
     [grader] = await graders_of({"type": "regex", "value": "hello", "flags": "gi"})
-    assert grader.value == "(?i)hello"
+    assert (grader.value, (grader.model_extra or {})["flags"]) == ("hello", "gi")
+    python_only = await check(suite_with({"type": "regex", "value": "(?i)x"}))
+    assert (
+        "JavaScript regular expression"
+        in errors_by_path(python_only)["tests[0].assertions[0].value"]
+    )
     report = await check(suite_with({"type": "regex", "value": "x", "flags": "q"}))
     assert (
         "unsupported regular expression flags"

@@ -1,0 +1,58 @@
+"""The harness's fake LLM: ``testkit``'s server with two deterministic rules both tools meet.
+
+- A prompt ``REPLY:<text>:END`` is answered with ``<text>`` exactly (the corpus's prompts
+  are ``REPLY:{{out}}:END``, so a test's ``vars.out`` is its output), the two characters
+  ``\\n`` read as a newline (promptfoo drops a var's final newline from the prompt it
+  sends, so a final newline is written that way).
+- A request whose text carries ``GRADE=<score>`` (written only in rubrics, never in prompts)
+  is a grader's: it gets a verdict with that score, in the shape the request asks for (a
+  JSON schema's instance for this service's judge; promptfoo's ``{pass, score, reason}``
+  otherwise), passing from 0.5 up.
+
+Every other request gets the default reply (the last user turn echoed).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from app.providers.schema_instance import instance_from_schema
+from testkit.fake_llm import FakeLLM, Reply
+from testkit.fake_wire import RecordedRequest, last_user_text, requested_schema
+
+REPLY_PREFIX = "REPLY:"
+REPLY_END = ":END"
+_GRADE = re.compile(r"GRADE=([01](?:\.\d+)?)")
+
+
+def grade_of(recorded: RecordedRequest) -> float | None:
+    """The score a grader request asks for (``GRADE=0.7`` in its text), or None."""
+    found = _GRADE.search(recorded.messages_text())
+    return float(found.group(1)) if found else None
+
+
+def respond(recorded: RecordedRequest) -> Reply | None:
+    """The harness's reply to ``recorded`` (None: the server's default)."""
+    score = grade_of(recorded)
+    if score is not None:
+        reason = f"graded {score:g} as the rubric asks"
+        known = {"score": score, "pass": score >= 0.5, "reason": reason, "reasoning": reason}
+        schema = requested_schema(recorded)
+        if schema is not None:
+            verdict = instance_from_schema(schema, score=score, text=reason, known=known)
+            return Reply(text=json.dumps(verdict))
+        return Reply(text=json.dumps({"pass": score >= 0.5, "score": score, "reason": reason}))
+    text = last_user_text(recorded)
+    if text.startswith(REPLY_PREFIX) and text.endswith(REPLY_END):
+        reply = text[len(REPLY_PREFIX) : -len(REPLY_END)]
+        return Reply(text=reply.replace("\\n", "\n"))
+    return None
+
+
+def harness_fake() -> FakeLLM:
+    """A fake LLM answering by the harness's rules (recording nothing)."""
+    fake = FakeLLM()
+    fake.responder = respond
+    fake.record = False
+    return fake

@@ -1,0 +1,102 @@
+"""Run this service (a real uvicorn process) on the same configs, against the same fake LLM."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from scripts.conformance.promptfoo.outcomes import AssertOutcome, ConfigOutcome, TestOutcome
+from testkit.server import running_service, wait_until_healthy
+
+SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
+PROVIDER_IDS = ("openai:chat:fake-model", "openai:fake-model", "openai:gpt-4.1-mini")
+"""The provider ids the corpus names, each a target here (the same fake model)."""
+PASSED_STATUS = {"passed": True, "failed": False, "borderline": False}
+
+
+def service_env(fake_url: str, roots: Sequence[Path], data_dir: Path) -> dict[str, str]:
+    """The service's environment: targets on the fake server, the corpus folders as roots."""
+    targets = [
+        {"name": name, "provider": "openai", "base_url": f"{fake_url}/v1",
+         "model": name.rsplit(":", 1)[-1], "api_key": "fake-key"}
+        for name in PROVIDER_IDS
+    ]  # fmt: skip
+    return {
+        "PATH": SEARCH_PATH,
+        "PYTHONPATH": str(Path(sys.executable).parent.parent),
+        "EVAL_DATA_DIR": str(data_dir),
+        "EVAL_TARGETS": json.dumps(targets),
+        "EVAL_WORKSPACE_ROOTS": ",".join(str(root) for root in roots),
+        "EVAL_CODE_GRADERS": "true",
+        "EVAL_RETRY_MAX_ATTEMPTS": "1",
+    }
+
+
+@contextmanager
+def service(env: dict[str, str]) -> Iterator[httpx.Client]:
+    """The service running with ``env``, and a client for it."""
+    wait = functools.partial(wait_until_healthy, timeout=180.0)  # a busy machine starts slowly
+    started = running_service(env, wait=wait)
+    with started as (url, _), httpx.Client(base_url=url, timeout=300) as client:
+        yield client
+
+
+def _problem(reply: httpx.Response) -> str:
+    try:
+        body = reply.json()
+    except ValueError:
+        return f"{reply.status_code}: {reply.text[:300]}"
+    errors = body.get("errors") or []
+    shown = [f"{error.get('path', '')}: {error.get('message', '')}" for error in errors[:6]]
+    return " | ".join(shown) or str(body.get("detail", body))
+
+
+def _test(record: dict[str, Any]) -> TestOutcome:
+    asserts = tuple(
+        AssertOutcome(type=str(result.get("type")), passed=result.get("passed"))
+        for result in record.get("evaluator_results") or []
+    )
+    return TestOutcome(
+        passed=PASSED_STATUS.get(str(record.get("status"))),
+        output=record.get("candidate_answer"),
+        asserts=asserts,
+    )
+
+
+def suite_path(config: Path, roots: Sequence[Path]) -> str:
+    """The config's path relative to the workspace root that holds it."""
+    for root in roots:
+        if config.is_relative_to(root):
+            return config.relative_to(root).as_posix()
+    raise ValueError(f"{config} is under none of the workspace roots")
+
+
+def run_eval(client: httpx.Client, config: Path, roots: Sequence[Path]) -> ConfigOutcome:
+    """``POST /evaluate`` with the config's path; its tests in order, or the refusal."""
+    reply = client.post("/evaluate", json={"suite": suite_path(config, roots)})
+    if reply.status_code != 200:
+        return ConfigOutcome(refused=_problem(reply))
+    body = reply.json()
+    ungraded = body.get("summary", {}).get("ungraded")
+    return ConfigOutcome(
+        tests=tuple(_test(record) for record in body["results"]),
+        ungraded=ungraded if isinstance(ungraded, int) else None,
+    )
+
+
+def validate(client: httpx.Client, config: Path, roots: Sequence[Path]) -> str | None:
+    """``POST /validate`` with the config's path: None when it loads, else the errors."""
+    reply = client.post("/validate", json={"suite": suite_path(config, roots)})
+    if reply.status_code != 200:
+        return _problem(reply)
+    body = reply.json()
+    if body.get("valid") is False:
+        return _problem(httpx.Response(422, json=body))
+    return None
