@@ -33,6 +33,7 @@ from app.evaluators.deterministic import (
     check_word_count,
 )
 from app.evaluators.field_accuracy import FieldAccuracyEvaluator
+from app.evaluators.javascript import JavascriptEvaluator
 from app.evaluators.json_checks import check_contains_json, check_is_json, check_typeof
 from app.evaluators.llm_judge import LlmJudgeEvaluator
 from app.evaluators.results import EvaluatorResult
@@ -209,6 +210,12 @@ def build_registry() -> EvaluatorRegistry:
     for name, check in (("is_json", check_is_json), ("contains_json", check_contains_json)):
         registry.register(name, DeterministicEvaluator(check), ("schema", "negate"))
     registry.register("field_accuracy", FieldAccuracyEvaluator(), ("fields", "aggregation"))
+    registry.register(
+        "javascript",
+        JavascriptEvaluator(),
+        ("value", "config", "negate", "test_vars"),
+        threshold="limit",
+    )
     _register_metrics(registry)
     registry.register("tool_trajectory", ToolTrajectoryEvaluator(), _TRAJECTORY_OPTIONS)
     registry.register("skill_trigger", SkillTriggerEvaluator(), ("skill", "should_trigger"))

@@ -85,16 +85,22 @@ def _named(
 
 
 def with_defaults(
-    own: tuple[EvaluatorConfig, ...], defaults: tuple[EvaluatorConfig, ...]
+    own: tuple[EvaluatorConfig, ...],
+    defaults: tuple[EvaluatorConfig, ...],
+    *,
+    defaults_first: bool = False,
 ) -> tuple[EvaluatorConfig, ...]:
-    """A case's graders, then the suite's defaults; a default keeps its name unless taken."""
+    """A case's graders, then the suite's defaults; a default keeps its name unless taken.
+
+    ``defaults_first``: the defaults come first (promptfoo's order of a test's asserts).
+    """
     taken = {grader.name for grader in own}
     appended: list[EvaluatorConfig] = []
     for grader in defaults:
         name = _unique(grader.name, taken)
         taken.add(name)
         appended.append(grader if name == grader.name else grader.model_copy(update={"name": name}))
-    return (*own, *appended)
+    return (*appended, *own) if defaults_first else (*own, *appended)
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -165,6 +171,8 @@ def read_grader(raw: Any, path: DocumentPath, context: GraderContext) -> Evaluat
     _check_runnable(entry, declared, raw, negated, path, findings)
     if context.promptfoo:
         fields["semantics"] = "promptfoo"
+    if entry.name == "javascript":
+        fields.update(_javascript(raw, path, context))
     try:
         return EvaluatorConfig.model_validate({**extras, **fields, "type": entry.name})
     except ValidationError as exc:
@@ -207,6 +215,26 @@ def promptfoo_values(raw: Mapping[str, Any], type_name: str) -> Mapping[str, Any
     if type_name in LIST_FORMS and isinstance(value, str):
         value = [part.strip() for part in value.split(",")]
     return {**raw, "value": value}
+
+
+def _javascript(
+    raw: Mapping[str, Any], path: DocumentPath, context: GraderContext
+) -> dict[str, Any]:
+    """Inline code (its test's variables kept for ``context.vars``); files are refused."""
+    value = raw.get("value")
+    if not isinstance(value, str) or not value.strip():
+        context.findings.error(
+            (*path, "value"), f"is required: JavaScript code, not {describe(value)}"
+        )
+        return {}
+    if value.strip().startswith("file://"):
+        context.findings.error(
+            (*path, "value"),
+            f"a JavaScript file ({value.strip()}) is not supported yet: its code may require "
+            "modules, which the embedded engine does not have; write the code inline",
+        )
+        return {}
+    return {"test_vars": context.render.variables or {}}
 
 
 def _composite(

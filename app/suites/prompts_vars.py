@@ -346,7 +346,7 @@ def _graders(
     if defaults.graders is not None:
         shared = read_grader_list(defaults.graders, (*defaults.path, "assert"), context) or ()
     origin.prompts.update(context.prompts)
-    return with_defaults(own or (), shared)
+    return with_defaults(own or (), shared, defaults_first=True)
 
 
 def _inputs(

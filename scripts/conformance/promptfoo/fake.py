@@ -6,8 +6,8 @@
   sends, so a final newline is written that way).
 - A request whose text carries ``GRADE=<score>`` (written only in rubrics, never in prompts)
   is a grader's: it gets a verdict with that score, in the shape the request asks for (a
-  JSON schema's instance for this service's judge; promptfoo's ``{pass, score, reason}``
-  otherwise), passing from 0.5 up.
+  JSON schema's instance for this service's judge, its rubric checks ``satisfied`` from 0.5
+  up; promptfoo's ``{pass, score, reason}`` otherwise), passing from 0.5 up.
 
 Every other request gets the default reply (the last user turn echoed).
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from app.providers.schema_instance import instance_from_schema
 from testkit.fake_llm import FakeLLM, Reply
@@ -32,6 +33,17 @@ def grade_of(recorded: RecordedRequest) -> float | None:
     return float(found.group(1)) if found else None
 
 
+def _satisfied(value: Any, met: bool) -> Any:
+    """``value`` with every rubric check's ``satisfied`` set to ``met``."""
+    if isinstance(value, list):
+        return [_satisfied(item, met) for item in value]
+    if isinstance(value, dict):
+        return {
+            key: met if key == "satisfied" else _satisfied(item, met) for key, item in value.items()
+        }
+    return value
+
+
 def respond(recorded: RecordedRequest) -> Reply | None:
     """The harness's reply to ``recorded`` (None: the server's default)."""
     score = grade_of(recorded)
@@ -41,7 +53,7 @@ def respond(recorded: RecordedRequest) -> Reply | None:
         schema = requested_schema(recorded)
         if schema is not None:
             verdict = instance_from_schema(schema, score=score, text=reason, known=known)
-            return Reply(text=json.dumps(verdict))
+            return Reply(text=json.dumps(_satisfied(verdict, score >= 0.5)))
         return Reply(text=json.dumps({"pass": score >= 0.5, "score": score, "reason": reason}))
     text = last_user_text(recorded)
     if text.startswith(REPLY_PREFIX) and text.endswith(REPLY_END):
