@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 
 from app.api.body import DocumentBody
-from app.api.dependencies import SettingsDep
+from app.api.dependencies import OptionalServicesDep, SettingsDep
 from app.api.problems import problem_responses
 from app.schemas.suite_examples import QUICK_SUITE_YAML, validate_examples
 from app.schemas.suites import ValidateRequest, ValidateResponse
@@ -37,6 +37,7 @@ ERRORS = problem_responses(400, 413, 415, 422)
 async def validate_suite_route(
     body: Annotated[ValidateRequest, Depends(VALIDATE_BODY)],
     settings: SettingsDep,
+    services: OptionalServicesDep,
     prompts: Annotated[
         bool, Query(description="Also return each case's question, guidelines and chatPrompt.")
     ] = False,
@@ -47,6 +48,8 @@ async def validate_suite_route(
     under a workspace root) or the eval file itself as `application/yaml`. Every case is
     formatted and every referenced file resolved; no provider is called. YAML syntax errors
     are reported with their line and column. Only a body that is not a suite request at all
-    gets a problem document.
+    gets a problem document. A provider (target) the suite names that is not configured
+    here is an error naming it.
     """
-    return await validate_suite(body, settings, prompts=prompts)
+    targets = services.providers.names() if services is not None else None
+    return await validate_suite(body, settings, prompts=prompts, targets=targets)

@@ -38,6 +38,7 @@ SCRIPT_TIMEOUT_MS = 2000
 REGEX_TIMEOUT_MS = 1000
 """Longest a regular expression may search one answer."""
 MAX_HEAP_BYTES = 64 * 1024 * 1024
+CLOSE_DELAY_SECONDS = 1.0
 """Most memory a script's context may hold."""
 
 _local = threading.local()
@@ -114,8 +115,11 @@ def run_script(source: str, *, timeout_ms: int = SCRIPT_TIMEOUT_MS, what: str = 
     racer = MiniRacer()
     try:
         result = _eval(racer, source, timeout_ms, what=what)
-    finally:
-        racer.close()
+    except JsError:
+        # V8 reports a stopped script to the context's loop a moment later: close after it.
+        threading.Timer(CLOSE_DELAY_SECONDS, racer.close).start()
+        raise
+    racer.close()
     if not isinstance(result, str):
         return None
     return json.loads(result)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from app.errors import FieldError
 from app.schemas.suites import CaseCheck, ValidateRequest, ValidateResponse
 from app.settings import Settings
 from app.suites.files import FileSource
@@ -11,12 +14,18 @@ from app.suites.model import FormattedCase
 
 
 async def validate_suite(
-    request: ValidateRequest, settings: Settings, *, prompts: bool = False
+    request: ValidateRequest,
+    settings: Settings,
+    *,
+    prompts: bool = False,
+    targets: Sequence[str] | None = None,
 ) -> ValidateResponse:
     """Check a suite and every file it references; report instead of raising.
 
     With ``prompts``, each case also carries its formatted question, guidelines and
-    chatPrompt, so one call shows what every candidate of the suite would be sent.
+    chatPrompt, so one call shows what every candidate of the suite would be sent. With
+    ``targets`` (the configured ones), a suite naming a provider that is not one of them is
+    invalid, the error naming it.
     """
     report = await check_suite(
         request.suite,
@@ -27,10 +36,17 @@ async def validate_suite(
         env=request.env,
         git=GitSources.from_settings(settings),
     )
+    errors = list(report.errors)
+    target = report.suite.target if report.suite is not None else None
+    if target is not None and targets is not None and target not in targets:
+        where = "providers" if report.dialect == "prompts-providers-vars" else "target"
+        known = ", ".join(sorted(targets)) or "(none)"
+        message = f"provider {target!r} is not a target of this service (targets: {known})"
+        errors.append(FieldError(path=where, message=message))
     return ValidateResponse(
-        valid=report.valid,
+        valid=report.valid and not errors,
         dialect=report.dialect,
-        errors=report.errors,
+        errors=errors,
         warnings=report.warnings,
         cases=[_case_check(case, with_prompt=prompts) for case in report.cases],
     )

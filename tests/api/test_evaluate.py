@@ -323,10 +323,10 @@ EXAMPLE_GRADERS = {
         "invoice-question": ["not-contains", "routing_judge", "valid_json"],
         "locked-out-admin": ["routing", "valid_json"],
     },
-    "release-notes": {
-        "breaking-api-change": ["contains", "llm-rubric", "rubrics", "not-contains"],
-        "security-fix": ["contains", "not-contains"],
-        "small-fixes": ["not-contains", "not-contains-2"],
+    "release-notes": {  # promptfoo's order: defaultTest's asserts first
+        "breaking-api-change": ["not-contains", "contains", "llm-rubric", "rubrics"],
+        "security-fix": ["not-contains", "contains"],
+        "small-fixes": ["not-contains-2", "not-contains"],
     },
 }
 

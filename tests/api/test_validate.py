@@ -276,3 +276,16 @@ async def test_validate_says_which_dialect_it_read(
     body = (await client.post("/validate", json={"suite": suite})).json()
     assert body["dialect"] == dialect
     assert body["valid"] is (dialect != "unknown")
+
+
+async def test_a_provider_that_is_not_a_target_is_named(client: httpx.AsyncClient) -> None:
+    suite = {"providers": ["openai:gpt-4.1-mini"], "prompts": ["{{ q }}"],
+             "tests": [{"vars": {"q": "Hi"}}]}  # fmt: skip
+    body = (await client.post("/validate", json={"suite": suite})).json()
+    assert body["valid"] is False
+    [error] = body["errors"]
+    assert error["path"] == "providers"
+    assert "'openai:gpt-4.1-mini' is not a target" in error["message"]
+    assert "default" in error["message"]
+    named = {**suite, "providers": ["default"]}
+    assert (await client.post("/validate", json={"suite": named})).json()["valid"] is True

@@ -100,7 +100,9 @@ def run(args: argparse.Namespace) -> int:
             home = Path(folder)
             peer_env = peer.peer_env(fake.url, home)
             roots = [CORPUS, EXAMPLES]
-            env = ours.service_env(fake.url, roots, home / "data")
+            examples = example_configs() if args.examples else []
+            names = ours.provider_ids(examples)
+            env = ours.service_env(fake.url, roots, home / "data", names)
             with ours.service(env) as client:
                 for config in corpus(args.configs, args.fast):
                     theirs = peer.run_eval(promptfoo, config, peer_env)
@@ -108,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
                     tally.add(config.stem, theirs, mine, known)
                     print(_line(config, theirs, mine))
                 if args.examples:
-                    for config in example_configs():
+                    for config in examples:
                         if peer.validate(promptfoo, config, peer_env) is not None:
                             continue
                         examples_valid += 1

@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
+import yaml
 
 from scripts.conformance.promptfoo.outcomes import AssertOutcome, ConfigOutcome, TestOutcome
 from testkit.server import running_service, wait_until_healthy
@@ -21,12 +22,37 @@ PROVIDER_IDS = ("openai:chat:fake-model", "openai:fake-model", "openai:gpt-4.1-m
 PASSED_STATUS = {"passed": True, "failed": False, "borderline": False}
 
 
-def service_env(fake_url: str, roots: Sequence[Path], data_dir: Path) -> dict[str, str]:
-    """The service's environment: targets on the fake server, the corpus folders as roots."""
+def provider_ids(configs: Sequence[Path]) -> set[str]:
+    """The provider ids and labels the configs name (as an operator maps them to targets)."""
+    found: set[str] = set()
+    for config in configs:
+        try:
+            document = yaml.safe_load(config.read_text())
+        except (OSError, yaml.YAMLError):
+            continue
+        providers = document.get("providers") if isinstance(document, dict) else None
+        listed = providers if isinstance(providers, list) else [providers]
+        for provider in listed:
+            if isinstance(provider, str):
+                found.add(provider)
+            elif isinstance(provider, dict):
+                found.update(
+                    str(provider[key])
+                    for key in ("id", "label")
+                    if isinstance(provider.get(key), str)
+                )
+    return found
+
+
+def service_env(
+    fake_url: str, roots: Sequence[Path], data_dir: Path, names: Iterable[str] = ()
+) -> dict[str, str]:
+    """The service's environment: targets on the fake server (the corpus's provider ids and
+    ``names``), the corpus folders as workspace roots."""
     targets = [
         {"name": name, "provider": "openai", "base_url": f"{fake_url}/v1",
-         "model": name.rsplit(":", 1)[-1], "api_key": "fake-key"}
-        for name in PROVIDER_IDS
+         "model": name.rsplit(":", 1)[-1] or "fake-model", "api_key": "fake-key"}
+        for name in sorted({*PROVIDER_IDS, *names})
     ]  # fmt: skip
     return {
         "PATH": SEARCH_PATH,
