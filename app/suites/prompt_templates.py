@@ -62,7 +62,12 @@ def _prompt(
     if not isinstance(item, dict):
         findings.error(path, f"a prompt is a template string or a mapping, not {describe(item)}")
         return None
-    prompt_id = str(item.get("id") or item.get("label") or default_id)
+    declared = item.get("id")
+    if isinstance(declared, str) and declared.strip().startswith("file://"):
+        # promptfoo's {id: file://prompt.txt, label: name}: the id is the prompt's file
+        label = str(item.get("label") or default_id)
+        return _prompt_file(strip_file_prefix(declared), label, (*path, "id"), sources, findings)
+    prompt_id = str(declared or item.get("label") or default_id)
     for key in ("raw", "prompt", "content"):
         if isinstance(item.get(key), str):
             return Prompt(prompt_id, item[key], None, (*path, key))
@@ -70,7 +75,7 @@ def _prompt(
         return _prompt_file(
             strip_file_prefix(item["file"]), prompt_id, (*path, "file"), sources, findings
         )
-    findings.error(path, "a prompt mapping needs 'raw', 'prompt' or 'file'")
+    findings.error(path, "a prompt mapping needs 'raw', 'prompt', 'file' or a file:// 'id'")
     return None
 
 

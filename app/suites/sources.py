@@ -86,6 +86,8 @@ def text_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
             found[where] = strip_file_prefix(item)
         elif isinstance(item, dict) and isinstance(item.get("file"), str):
             found[(*where, "file")] = strip_file_prefix(item["file"])
+        elif isinstance(item, dict) and str(item.get("id", "")).strip().startswith("file://"):
+            found[(*where, "id")] = strip_file_prefix(str(item["id"]))
     for key in ("default_test", "defaultTest"):
         value = document.get(key)
         if isinstance(value, str):

@@ -553,3 +553,14 @@ async def test_an_empty_providers_list_names_no_target() -> None:
     assert report.valid, report.errors
     assert report.suite is not None
     assert report.suite.target is None
+
+
+async def test_a_prompt_object_whose_id_is_a_file_reads_that_file() -> None:
+    report = await check(
+        {"prompts": [{"id": "file://prompt.txt", "label": "terse"}],
+         "tests": [{"vars": {"q": "Hi"}, "assert": [{"type": "contains", "value": "Hi"}]}]},
+        files={"prompt.txt": "Answer {{ q }}"},
+    )  # fmt: skip
+    assert report.suite is not None, report.errors
+    [case] = report.suite.cases
+    assert case.input_messages[-1].content == "Answer Hi"

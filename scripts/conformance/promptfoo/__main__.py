@@ -27,7 +27,7 @@ from pathlib import Path
 from scripts.conformance.promptfoo import ours, peer
 from scripts.conformance.promptfoo.compare import Difference, Tally, deliberate_keys
 from scripts.conformance.promptfoo.fake import harness_fake
-from scripts.conformance.promptfoo.install import ROOT, ensure_installed
+from scripts.conformance.promptfoo.install import FOLDER, ROOT, ensure_installed
 from scripts.conformance.promptfoo.outcomes import ConfigOutcome
 from testkit.fake_llm import RunningServer
 
@@ -110,8 +110,10 @@ def run(args: argparse.Namespace) -> int:
                     tally.add(config.stem, theirs, mine, known)
                     print(_line(config, theirs, mine))
                 if args.examples:
+                    cache = FOLDER / "promptfoo-validate.json"
+                    verdicts = peer.validate_all(promptfoo, examples, peer_env, cache)
                     for config in examples:
-                        if peer.validate(promptfoo, config, peer_env) is not None:
+                        if verdicts[config] is not None:
                             continue
                         examples_valid += 1
                         problem = ours.validate(client, config, roots)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from scripts.conformance.promptfoo.install import Promptfoo
+from scripts.conformance.promptfoo.install import PROMPTFOO_VERSION, Promptfoo
 from scripts.conformance.promptfoo.outcomes import AssertOutcome, ConfigOutcome, TestOutcome
 
 SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -83,6 +85,35 @@ def run_eval(promptfoo: Promptfoo, config: Path, env: dict[str, str]) -> ConfigO
     results = data["results"]["results"]
     results.sort(key=lambda item: (item.get("testIdx", 0), item.get("promptIdx", 0)))
     return ConfigOutcome(tests=tuple(_test(result) for result in results))
+
+
+def validate_all(
+    promptfoo: Promptfoo, configs: list[Path], env: dict[str, str], cache: Path
+) -> dict[Path, str | None]:
+    """``validate`` of every config, three at a time, remembered in ``cache`` by content.
+
+    promptfoo takes several seconds of CPU to start, so its verdicts on configs that have not
+    changed (nor the files beside them) are kept between runs.
+    """
+    known: dict[str, str | None] = json.loads(cache.read_text()) if cache.exists() else {}
+
+    def one(config: Path) -> str | None:
+        key = _fingerprint(config)
+        if key not in known:
+            known[key] = validate(promptfoo, config, env)
+            cache.write_text(json.dumps(known, indent=1, sort_keys=True))
+        return known[key]
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        return dict(zip(configs, pool.map(one, configs), strict=True))
+
+
+def _fingerprint(config: Path) -> str:
+    digest = hashlib.sha256(f"{PROMPTFOO_VERSION}:{config}".encode())
+    for path in sorted(config.parent.rglob("*")):
+        if path.is_file() and path.stat().st_size < 10_000_000:
+            digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()
 
 
 def validate(promptfoo: Promptfoo, config: Path, env: dict[str, str]) -> str | None:
