@@ -252,7 +252,7 @@ GRADER_TYPES: tuple[GraderType, ...] = (
         "model_graded_closedqa",
         "model",
         "a judge answers a closed question (promptfoo)",
-        ("factuality", "model_graded_factuality", "g_eval", "select_best"),
+        ("factuality", "model_graded_factuality", "g_eval", "select_best", "max_score"),
         _JUDGE,
     ),
     GraderType(

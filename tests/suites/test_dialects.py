@@ -404,11 +404,11 @@ async def test_prompts_vars_suite_renders_prompts_from_default_and_test_vars() -
         "",
     )
     assert [(g.name, g.type, g.negate) for g in case.evaluators] == [
+        ("not-contains", "contains", True),  # promptfoo's order: defaultTest's first
         ("contains", "contains", False),
         ("rubrics", "llm_judge", False),
-        ("not-contains", "contains", True),
     ]
-    assert case.evaluators[1].rubrics[0].description == (
+    assert case.evaluators[2].rubrics[0].description == (
         "Names what is the capital of france? right"
     )
     assert case.thresholds is not None
