@@ -229,4 +229,4 @@ async def test_release_notes_reads_prompts_vars_and_a_csv_of_tests() -> None:
         "You write release announcements for administrators. Lead with anything readers must "
         "act on. Three sentences at most."
     )
-    assert [g.name for g in security.evaluators] == ["contains", "not-contains"]
+    assert [g.name for g in security.evaluators] == ["not-contains", "contains"]  # defaults first
