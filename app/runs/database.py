@@ -2,11 +2,14 @@
 
 SQLite (aiosqlite) by default, a file under the data folder created on first start;
 PostgreSQL (asyncpg) when ``database_url`` names one. Migrations are Alembic's, applied on
-start-up through the service's own async engine.
+start-up through the service's own async engine. On PostgreSQL every migration runs under
+one advisory lock, so any number of processes may start together on an empty database: one
+migrates, the others wait for it and find the schema current.
 """
 
 from __future__ import annotations
 
+import logging
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import DisconnectionError
@@ -26,7 +29,10 @@ from sqlalchemy.util import await_only
 from app.errors import SchemaNotCurrent
 from app.settings import Settings
 
+logger = logging.getLogger("app.runs.database")
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+MIGRATION_LOCK_KEY = 0x6576616C5F6D6967
+"""The advisory lock every process migrating a PostgreSQL database holds (``eval_mig``)."""
 
 
 def database_url(settings: Settings) -> str:
@@ -84,6 +90,21 @@ def alembic_config() -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     return config
+
+
+def lock_migrations(connection: Connection) -> None:
+    """Wait for (then hold until the transaction ends) PostgreSQL's lock on migrating.
+
+    Alembic reads the schema's revision and creates its table without a lock of its own:
+    processes migrating an empty database at once all try to create it, and all but one
+    fail. Under the lock the first migrates; each next one finds the schema current.
+    """
+    if connection.dialect.name != "postgresql":
+        return  # SQLite: one process owns the file (a writer holds the whole database)
+    key = {"key": MIGRATION_LOCK_KEY}
+    if not connection.execute(text("SELECT pg_try_advisory_xact_lock(:key)"), key).scalar():
+        logger.info("another process is migrating the database: waiting for it")
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), key)
 
 
 def _upgrade(connection: Connection) -> None:

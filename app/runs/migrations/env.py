@@ -12,13 +12,15 @@ import asyncio
 from alembic import context
 from sqlalchemy.engine import Connection
 
+from app.runs.database import lock_migrations
 from app.runs.tables import Base
 
 target_metadata = Base.metadata
 
 
 def run_with_connection(connection: Connection) -> None:
-    """Run the migrations on an open (sync-facing) connection."""
+    """Run the migrations on an open (sync-facing) connection, one process at a time."""
+    lock_migrations(connection)
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
