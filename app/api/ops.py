@@ -32,7 +32,9 @@ MetricsDep = Annotated[Metrics, Depends(get_metrics)]
 )
 async def readyz(services: OptionalServicesDep) -> Readiness:
     """Answer 200 when every dependency is ready, else a 503 problem naming the failed checks."""
-    return await assess_readiness(services.store if services is not None else None)
+    if services is None:
+        return await assess_readiness(None)
+    return await assess_readiness(services.store, services.links)
 
 
 @router.get(

@@ -3,7 +3,8 @@
 Counters and histograms are updated as things happen (HTTP middleware, provider layer, the
 queue's worker); gauges of state that lives elsewhere are read at scrape time by
 ``StateCollector`` from the sources ``Metrics.watch`` was given: the targets' limiters, and
-runs, cases and (PostgreSQL) the queue's case jobs by status from the store.
+runs, cases and (PostgreSQL) the queue's case jobs by status from the store, and whether
+each long-lived database link is up (``app.observability.links``).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from app.observability.links import Links
 from app.providers.limiter import LimiterState
 
 logger = logging.getLogger("app.metrics")
@@ -52,11 +54,13 @@ class StateCollector(Collector):
 
     def __init__(self) -> None:
         self.limiters: LimiterSource | None = None
+        self.links: Links | None = None
         self.status_counts: Mapping[str, Mapping[str, int]] = {}
 
     def collect(self) -> Iterator[Metric]:
-        """Yield the limiter gauges and the last counts of runs and cases by status."""
+        """Yield the limiter gauges, the links' states and the last counts by status."""
         yield from self._limiter_metrics()
+        yield from self._link_metrics()
         for kind, counts in self.status_counts.items():
             family = GaugeMetricFamily(
                 f"eval_{kind}", f"Stored {kind} by status", labels=["status"]
@@ -64,6 +68,25 @@ class StateCollector(Collector):
             for status, count in sorted(counts.items()):
                 family.add_metric([status], count)
             yield family
+
+    def _link_metrics(self) -> Iterator[Metric]:
+        if self.links is None:
+            return
+        up = GaugeMetricFamily(
+            "eval_database_link_up",
+            "Whether a long-lived database connection or loop works (1) or is down (0)",
+            labels=["link"],
+        )
+        failures = CounterMetricFamily(
+            "eval_database_link_failures",
+            "Times a long-lived database connection or loop went down",
+            labels=["link"],
+        )
+        for name, state in sorted(self.links.states().items()):
+            up.add_metric([name], 1.0 if state.up else 0.0)
+            failures.add_metric([name], state.failures)
+        yield up
+        yield failures
 
     def _limiter_metrics(self) -> Iterator[Metric]:
         if self.limiters is None:
@@ -184,9 +207,12 @@ class Metrics:
         """Count one claimed case that ended (``stored``, ``cancelled`` or ``requeued``)."""
         self.cases_finished.labels(worker, outcome).inc()
 
-    def watch(self, *, limiters: LimiterSource, statuses: StatusSource) -> None:
-        """Read limiter state and stored counts from these sources at each scrape."""
+    def watch(
+        self, *, limiters: LimiterSource, statuses: StatusSource, links: Links | None = None
+    ) -> None:
+        """Read limiter state, stored counts and links' states from these at each scrape."""
         self.state.limiters = limiters
+        self.state.links = links
         self.statuses = statuses
 
     async def scrape(self) -> bytes:

@@ -1,4 +1,4 @@
-"""Readiness: can this process serve evaluations now (database, migrations, targets)?"""
+"""Readiness: can this process serve evaluations now (database, migrations, targets, links)?"""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, Field
 
 from app.errors import SchemaNotCurrent, ServiceUnavailable
+from app.observability.links import Links
 
 logger = logging.getLogger("app.readiness")
 PING_TIMEOUT_SECONDS = 5.0
@@ -41,11 +42,15 @@ async def _database_state(store: SchemaCheck) -> str:
     return "ok"
 
 
-async def assess_readiness(store: SchemaCheck | None) -> Readiness:
-    """Check the database (reachable, migrated); targets are loaded once start-up is done.
+async def assess_readiness(store: SchemaCheck | None, links: Links | None = None) -> Readiness:
+    """Check the database (reachable, migrated) and the process's long-lived links to it.
+
+    Targets are loaded once start-up is done.
 
     Args:
         store: The runs store, or ``None`` while start-up is still in progress.
+        links: The state of the case queue's connection, the fleet limits' listener and
+            the loops on the database (PostgreSQL), each a check of its own.
 
     Raises:
         ServiceUnavailable: 503 naming every check that failed (also while starting).
@@ -54,6 +59,7 @@ async def assess_readiness(store: SchemaCheck | None) -> Readiness:
         checks = {"startup": "in progress"}
     else:
         checks = {"database": await _database_state(store), "targets": "ok"}
+        checks |= links.checks() if links is not None else {}
     failed = {name: state for name, state in checks.items() if state not in ("ok", "not used")}
     if failed:
         raise ServiceUnavailable(

@@ -63,7 +63,9 @@ def create_engine(url: str) -> AsyncEngine:
         # keeps its own page cache, so more connections only cost memory.
         options = {"pool_size": 4, "max_overflow": 4}
     else:
-        options = {"pool_size": 10, "max_overflow": 10}
+        # A database that went away (restarting, a host that no longer answers) fails a
+        # connection attempt after a few seconds, not asyncpg's default of a minute.
+        options = {"pool_size": 10, "max_overflow": 10, "connect_args": {"timeout": 5.0}}
     engine = create_async_engine(url, **options)
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", _set_sqlite_pragmas)

@@ -249,10 +249,14 @@ class InProcessExecutor:
     async def run_case(self, run_id: str, seq: int) -> None:
         """Load the case, evaluate it and store its record (a job of the task queue).
 
-        With fleet-wide run limits, the case first waits for a slot of its run's limit.
+        With fleet-wide run limits, the case first waits for a slot of its run's limit. A
+        case whose record is stored already (its job ran before, but the worker lost its
+        connection before it could say so) is not run again.
         """
         prepared = await self._prepared_run(run_id)
         case = await self._loader.load(run_id, seq)
+        if not case.pending:
+            return
         slots = self._run_slots
         limit = prepared.plan.max_concurrency
         async with slots(run_id, limit) if slots is not None else nullcontext():

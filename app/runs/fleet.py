@@ -6,7 +6,9 @@ fleet (API processes and ``eval-worker`` processes alike) claims them. The worke
 commit stores a run's last case finishes it. Cancelling deletes the run's jobs and stops
 the ones running, everywhere at once. Every ``reconcile_seconds`` a sweep finishes runs
 whose last worker died before finishing them, and queues again the cases of runs left with
-no job (jobs lost to a crash between two statements, runs of an older version).
+no job (jobs lost to a crash between two statements, runs of an older version); while the
+sweep fails (the database away) it tries again with backoff and the link ``runs_sweep`` is
+down.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ import asyncio
 import logging
 from typing import Any
 
+import asyncpg
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.errors import RunNotFound
+from app.observability.links import Backoff, Links
 from app.runs.executor import InProcessExecutor
 from app.runs.fleet_limits import FleetLimits
 from app.runs.models import RunInfo
@@ -26,6 +30,15 @@ from app.runs.summary import summary_document
 from app.runs.worker import CaseWorker
 
 logger = logging.getLogger("app.runs.fleet")
+DATABASE_ERRORS = (
+    SQLAlchemyError,
+    OSError,  # TimeoutError and refused connections too
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.exceptions.InternalClientError,  # a pooled connection cut mid-query
+)
+"""What the store and the fleet limits raise when the database fails, not the run."""
+SWEEP_LINK = "runs_sweep"
 
 
 def run_limit_key(run_id: str) -> str:
@@ -43,6 +56,7 @@ class FleetRuns:
         limits: FleetLimits,
         *,
         reconcile_seconds: float = 10.0,
+        links: Links | None = None,
     ) -> None:
         self._store = store
         self._executor = executor
@@ -50,6 +64,7 @@ class FleetRuns:
         self.worker: CaseWorker | None = None
         """This process's worker of the queue (None: an API process that runs no case)."""
         self._reconcile_seconds = reconcile_seconds
+        self._links = links or Links()
         self._sweeper: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
 
@@ -69,8 +84,8 @@ class FleetRuns:
             await self._executor.run_case(run_id, seq)
         except RunNotFound:
             return  # deleted meanwhile
-        except (SQLAlchemyError, OSError):
-            raise  # the database: the job is tried again
+        except DATABASE_ERRORS:
+            raise  # the database (away, restarting): the job is tried again
         except Exception as exc:
             # Preparing the run failed (its target was removed...): no case of it can run.
             logger.exception("run %s cannot run", run_id)
@@ -107,12 +122,19 @@ class FleetRuns:
                 await self.finish(run_id, "completed")
 
     async def _sweep(self) -> None:
+        backoff = Backoff(ceiling=self._reconcile_seconds)
         while True:
             try:
                 await self.reconcile()
-            except Exception:
+            except Exception as exc:
                 logger.exception("reconciling runs failed")
-            await asyncio.sleep(self._reconcile_seconds)
+                self._links.down(SWEEP_LINK, exc)
+                delay = backoff.delay()
+            else:
+                self._links.up(SWEEP_LINK)
+                backoff.reset()
+                delay = self._reconcile_seconds
+            await asyncio.sleep(delay)
 
     async def aclose(self) -> None:
         """Stop the sweep and the worker (cases in flight finish or go back to the queue)."""

@@ -24,6 +24,10 @@ of its own waiters takes it: processes competing for a saturated limit split it.
 slots the division leaves over (all of them, when the limit is smaller than the processes)
 change hands every ``SHARE_SECONDS``; a process within its part keeps its slots. Slots given
 back while a query is under way go together in the next one, with one NOTIFY.
+
+The listener's connection is connected again (with backoff) when it dies, and the waiters
+poll meanwhile; the pool replaces dead connections itself. Until the listener is back, and
+while renewing slots fails, the links ``fleet_listener`` and ``fleet_renewal`` are down.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from typing import Any
 
 import asyncpg
 
+from app.observability.links import Backoff, Links
 from app.providers.limiter import (
     MIN_SUCCESSES_TO_GROW,
     Limiter,
@@ -114,6 +119,11 @@ WITH lowered AS (
 )
 SELECT current_limit, pg_notify($2, json_build_array($1::text, current_limit)::text) FROM lowered
 """
+CONNECT_TIMEOUT_SECONDS = 5.0
+CLOSE_SECONDS = 1.0
+"""How long closing waits for queries under way and for the connections' goodbyes."""
+LISTENER_LINK = "fleet_listener"
+RENEWAL_LINK = "fleet_renewal"
 RENEW = "UPDATE fleet_slots SET expires_at = now() + make_interval(secs => $2) WHERE holder = $1"
 DROP = "DELETE FROM fleet_limits WHERE key = $1"
 
@@ -121,13 +131,18 @@ DROP = "DELETE FROM fleet_limits WHERE key = $1"
 class FleetLimits:
     """This process's handle on the fleet-wide limits: a small pool, a listener, renewals."""
 
-    def __init__(self, dsn: str, holder: str, *, ttl_seconds: float = 30.0) -> None:
+    def __init__(
+        self, dsn: str, holder: str, *, ttl_seconds: float = 30.0, links: Links | None = None
+    ) -> None:
         self.holder = holder
         self.ttl_seconds = ttl_seconds
         self._dsn = dsn
+        self._links = links or Links()
         self._pool: Any = None
         self._listener: Any = None
+        self._relistener: asyncio.Task[None] | None = None
         self._renewer: asyncio.Task[None] | None = None
+        self._closing = False
         self._limiters: dict[str, FleetLimiter] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._ensuring: dict[str, asyncio.Future[None]] = {}
@@ -135,26 +150,72 @@ class FleetLimits:
     async def start(self) -> None:
         """Connect, listen for freed slots and start renewing this process's slots."""
         self._pool = await asyncpg.create_pool(
-            self._dsn, min_size=1, max_size=4, reset=_keep_session
+            self._dsn, min_size=1, max_size=4, reset=_keep_session, timeout=CONNECT_TIMEOUT_SECONDS
         )
-        self._listener = await asyncpg.connect(self._dsn)
-        await self._listener.add_listener(CHANNEL, self._notified)
-        await self._listener.add_listener(WANTED_CHANNEL, self._wanted)
-        await self._listener.add_listener(LOWERED_CHANNEL, self._lowered)
+        await self._listen()
+        self._links.up(RENEWAL_LINK)
         self._renewer = asyncio.create_task(self._renew(), name="fleet-slot-renewal")
+
+    async def _listen(self) -> None:
+        """Open the listener's connection and listen on the three channels."""
+        listener = await asyncpg.connect(self._dsn, timeout=CONNECT_TIMEOUT_SECONDS)
+        try:
+            await listener.add_listener(CHANNEL, self._notified)
+            await listener.add_listener(WANTED_CHANNEL, self._wanted)
+            await listener.add_listener(LOWERED_CHANNEL, self._lowered)
+        except BaseException:
+            listener.terminate()
+            raise
+        listener.add_termination_listener(self._listener_lost)
+        self._listener = listener
+        self._links.up(LISTENER_LINK)
+
+    def _listener_lost(self, _connection: Any) -> None:
+        if self._closing:
+            return
+        self._links.down(LISTENER_LINK, "connection lost")
+        logger.warning("the fleet limits' listener was disconnected: reconnecting")
+        if self._relistener is None or self._relistener.done():
+            self._relistener = asyncio.create_task(self._relisten(), name="fleet-relisten")
+
+    async def _relisten(self) -> None:
+        """Connect the listener again, with backoff; then wake every waiter (NOTIFYs lost)."""
+        backoff = Backoff()
+        while not self._closing:
+            await asyncio.sleep(backoff.delay())
+            try:
+                await self._listen()
+            except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                self._links.down(LISTENER_LINK, exc)
+                continue
+            logger.info("the fleet limits' listener is back")
+            for limiter in list(self._limiters.values()):
+                limiter.wake()
+            return
+
+    @property
+    def closing(self) -> bool:
+        """Whether this process is closing its fleet limits."""
+        return self._closing
 
     async def aclose(self) -> None:
         """Stop renewing and close the connections (slots still held expire)."""
-        if self._renewer is not None:
-            self._renewer.cancel()
-            await asyncio.gather(self._renewer, return_exceptions=True)
+        self._closing = True
+        for task in (self._renewer, self._relistener):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         for limiter in list(self._limiters.values()):
             await limiter.close()
-        await asyncio.gather(*self._background, return_exceptions=True)
+        if self._background:  # queries under way (slots given back) end, or are given up
+            _, late = await asyncio.wait(set(self._background), timeout=CLOSE_SECONDS)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
         if self._listener is not None:
-            await self._listener.close()
+            await _close(self._listener.close(timeout=CLOSE_SECONDS), self._listener)
         if self._pool is not None:
-            await self._pool.close()
+            await _close(self._pool.close(), self._pool)
 
     def limiter(self, key: str, max_limit: int) -> FleetLimiter:
         """The limiter of ``key`` (created on first use, with ``max_limit`` slots)."""
@@ -265,12 +326,35 @@ class FleetLimits:
         return int(await self._pool.fetchval(RATE_LIMITED, key, LOWERED_CHANNEL))
 
     async def _renew(self) -> None:
+        """Renew this process's slots every third of their time to live.
+
+        After a failure it tries again with backoff; the link ``fleet_renewal`` is down
+        until one succeeds.
+        """
+        interval = self.ttl_seconds / 3
+        backoff = Backoff(ceiling=interval)
+        delay = interval
         while True:
-            await asyncio.sleep(self.ttl_seconds / 3)
+            await asyncio.sleep(delay)
             try:
                 await self._pool.execute(RENEW, self.holder, self.ttl_seconds)
-            except Exception:
+            except Exception as exc:
                 logger.warning("renewing fleet slots failed", exc_info=True)
+                self._links.down(RENEWAL_LINK, exc)
+                delay = backoff.delay()
+            else:
+                self._links.up(RENEWAL_LINK)
+                backoff.reset()
+                delay = interval
+
+
+async def _close(closing: Any, resource: Any) -> None:
+    """Close gracefully for a moment, else at once (the database may be gone)."""
+    try:
+        async with asyncio.timeout(CLOSE_SECONDS):
+            await closing
+    except Exception:
+        resource.terminate()
 
 
 def _pair(payload: str) -> tuple[Any, Any]:
@@ -434,6 +518,13 @@ class FleetLimiter:
         return self._returned
 
     async def _return_slots(self) -> None:
+        """Give back the slots queued for it, query after query, until none is left.
+
+        Slots that could not be given back (the database away) are tried again with
+        backoff until this process closes: the renewal would otherwise keep them held by
+        this process for good, and the limit would shrink by as many.
+        """
+        backoff = Backoff()
         try:
             while self._returning and self._returned is not None:
                 slots, returned = self._returning, self._returned
@@ -444,8 +535,15 @@ class FleetLimiter:
                     logger.warning("giving back slots of %s failed", self.key, exc_info=exc)
                     returned.set_exception(exc)
                     returned.exception()  # marked retrieved: a spawned give-back awaits none
+                    if self._fleet.closing:
+                        return  # they expire once this process no longer renews them
+                    self._returning[:0] = slots
+                    if self._returned is None:
+                        self._returned = asyncio.get_running_loop().create_future()
+                    await asyncio.sleep(backoff.delay())
                 else:
                     returned.set_result(None)
+                    backoff.reset()
         finally:
             self._returner = None
 

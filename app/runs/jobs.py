@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any, cast
+from uuid import UUID
 
 import orjson
 from pgqueuer.adapters.persistence.qb import QueryBuilderEnvironment, QueryQueueBuilder
@@ -149,3 +150,19 @@ async def runs_without_jobs(session: AsyncSession, run_ids: Sequence[str]) -> li
         list(run_ids),
     )
     return [cast(str, row["id"]) for row in rows]
+
+
+async def release_jobs_of(connection: Any, queue_manager_id: UUID) -> int:
+    """Put back in the queue the jobs a worker's lost manager still holds; how many.
+
+    Its cases in flight have ended by then (stored, or not), but saying so needed the
+    connection that was lost. A case stored already is not stored again when it runs again.
+    """
+    table = _queue().settings.queue_table
+    rows = await connection.fetch(
+        f"UPDATE {table} SET status = 'queued', queue_manager_id = NULL, "
+        "execute_after = now(), updated = now() "
+        "WHERE queue_manager_id = $1 AND status = 'picked' RETURNING id",
+        queue_manager_id,
+    )
+    return len(rows)

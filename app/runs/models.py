@@ -91,6 +91,8 @@ class StoredCase:
     candidate_answer: str | None
     candidate_output: str | None = None
     """What a regraded case's earlier record holds besides the answer (``candidate_output``)."""
+    pending: bool = True
+    """Whether it still has to run (False: its record is stored)."""
 
 
 @dataclass(frozen=True)

@@ -479,4 +479,5 @@ def _stored_case(row: Any) -> StoredCase:
         definition=row.definition,
         candidate_answer=row.candidate_answer,
         candidate_output=row.candidate_output,
+        pending=row.pending,
     )

@@ -13,6 +13,7 @@ from typing import Any
 
 from app.evaluation.prepared import PreparedRun
 from app.evaluators.programs import ProgramRunner
+from app.observability.links import Links
 from app.observability.logging import add_log_secrets
 from app.observability.metrics import Metrics
 from app.providers.http import tls_context
@@ -49,6 +50,8 @@ class Services:
     runs: RunService
     exit_stack: AsyncExitStack
     openai_evals: OpenAIEvalService
+    links: Links
+    """The state of the long-lived database links (PostgreSQL): readiness and metrics."""
 
     async def aclose(self) -> None:
         """Release every resource, last opened first."""
@@ -82,6 +85,7 @@ async def build_services(
     swept = await asyncio.to_thread(sweep_stale)  # what processes killed with -9 left behind
     if swept:
         logger.info("removed %d stale scratch folders of ended processes", len(swept))
+    links = Links()
     try:
         store = await RunStore.open(database_url(settings))
         stack.push_async_callback(store.aclose)
@@ -89,7 +93,7 @@ async def build_services(
         name = process_name(settings)
         if store.job_queue:
             dsn = asyncpg_dsn(database_url(settings))
-            fleet = FleetLimits(dsn, name, ttl_seconds=settings.claim_timeout_seconds)
+            fleet = FleetLimits(dsn, name, ttl_seconds=settings.claim_timeout_seconds, links=links)
             await fleet.start()
             stack.push_async_callback(fleet.aclose)
         tls_context()  # the CA bundle loaded now rather than on a run's first calls
@@ -100,7 +104,9 @@ async def build_services(
         )
         stack.push_async_callback(providers.aclose)
         add_log_secrets(settings.secret_values())
-        supervisor = _scheduler(settings, store, providers, fleet, metrics, name, execute_cases)
+        supervisor = _scheduler(
+            settings, store, providers, fleet, metrics, links, name, execute_cases
+        )
         stack.push_async_callback(supervisor.aclose)
         await supervisor.start()
         runs = RunService(settings, store, supervisor, providers)
@@ -109,8 +115,10 @@ async def build_services(
     except BaseException:
         await stack.aclose()
         raise
-    metrics.watch(limiters=providers, statuses=store)
-    return Services(settings, metrics, providers, store, supervisor, runs, stack, openai_evals)
+    metrics.watch(limiters=providers, statuses=store, links=links)
+    return Services(
+        settings, metrics, providers, store, supervisor, runs, stack, openai_evals, links
+    )
 
 
 def _scheduler(
@@ -119,6 +127,7 @@ def _scheduler(
     providers: ProviderRegistry,
     fleet: FleetLimits | None,
     metrics: Metrics,
+    links: Links,
     name: str,
     execute_cases: bool | None,
 ) -> RunScheduler:
@@ -137,7 +146,7 @@ def _scheduler(
         return fleet.limiter(run_limit_key(run_id), max_concurrency).slot()
 
     slots: RunSlots = run_slots
-    runs = FleetRuns(store, InProcessExecutor(store, prepare, run_slots=slots), fleet)
+    runs = FleetRuns(store, InProcessExecutor(store, prepare, run_slots=slots), fleet, links=links)
     if settings.execute_cases if execute_cases is None else execute_cases:
         runs.worker = CaseWorker(
             runs.run_case,
@@ -146,5 +155,6 @@ def _scheduler(
             max_cases=settings.worker_max_cases,
             claim_timeout_seconds=settings.claim_timeout_seconds,
             observer=metrics,
+            links=links,
         )
     return runs

@@ -105,3 +105,23 @@ async def test_readyz_reports_an_unreachable_database(
 
     assert response.status_code == 503
     assert response.json()["checks"]["database"].startswith("failed: ")
+
+
+async def test_readyz_is_a_503_naming_each_database_link_that_is_down(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    use_store(app, HealthyStore())
+    links = app.state.services.links
+    links.up("case_queue")
+    links.down("fleet_listener", ConnectionRefusedError())
+
+    response = await client.get("/readyz")
+
+    assert response.status_code == 503
+    checks = response.json()["checks"]
+    assert checks["case_queue"] == "ok"
+    assert checks["fleet_listener"].startswith("down for ")
+    assert checks["fleet_listener"].endswith(": ConnectionRefusedError, reconnecting")
+    assert "fleet_listener" in response.json()["detail"]
+    links.up("fleet_listener")
+    assert (await client.get("/readyz")).status_code == 200  # ready again once it is back

@@ -523,3 +523,27 @@ class _NoExecutor:
 
     async def aclose(self) -> None:
         pass
+
+
+async def test_a_slot_that_could_not_be_given_back_is_given_back_once_the_database_answers(
+    two_holders: tuple[FleetLimits, FleetLimits], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = two_holders
+    release = first.release
+    failures = [ConnectionRefusedError("the database restarts")]
+
+    async def flaky(key: str, slots: list[int]) -> None:
+        if failures:
+            raise failures.pop()
+        await release(key, slots)
+
+    monkeypatch.setattr(first, "release", flaky)
+    monkeypatch.setattr("app.runs.fleet_limits.IDLE_SECONDS", 0.0)
+    limiter = first.limiter("run:restarting", 1)
+    with pytest.raises(ConnectionRefusedError):
+        async with limiter.slot():
+            limiter.wanted_elsewhere("b")  # so the slot goes back when freed
+    # Renewed by its holder every third of a second, it would stay taken for good.
+    async with asyncio.timeout(5):
+        while await second.try_acquire("run:restarting", 1) != [0]:  # noqa: ASYNC110 (a row)
+            await asyncio.sleep(0.05)
