@@ -88,11 +88,12 @@ def running_service(
 
 @contextmanager
 def running_worker(
-    env: Mapping[str, str], metrics_port: int | None = None
+    env: Mapping[str, str], metrics_port: int | None = None, *, start_seconds: float = 30.0
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Run ``python -m app.worker`` with ``env``; yield its metrics URL and process.
 
-    Ready once its metrics answer (it has migrated the database and joined the queue).
+    Ready once its metrics answer (it has migrated the database and joined the queue),
+    within ``start_seconds``.
     """
     port = metrics_port or free_port()
     process = subprocess.Popen(
@@ -104,7 +105,7 @@ def running_worker(
     )
     url = f"http://127.0.0.1:{port}/metrics"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + start_seconds
         while True:
             if process.poll() is not None:
                 raise RuntimeError(f"worker exited with {process.returncode}")

@@ -126,10 +126,13 @@ class FleetRuns:
         while True:
             try:
                 await self.reconcile()
-            except Exception as exc:
-                logger.exception("reconciling runs failed")
+            except DATABASE_ERRORS as exc:  # the database is away: not ready until it is back
+                logger.warning("reconciling runs failed: %r", exc)
                 self._links.down(SWEEP_LINK, exc)
                 delay = backoff.delay()
+            except Exception:  # a defect: logged, and tried again at the next sweep
+                logger.exception("reconciling runs failed")
+                delay = self._reconcile_seconds
             else:
                 self._links.up(SWEEP_LINK)
                 backoff.reset()

@@ -121,7 +121,10 @@ SELECT current_limit, pg_notify($2, json_build_array($1::text, current_limit)::t
 """
 CONNECT_TIMEOUT_SECONDS = 5.0
 CLOSE_SECONDS = 1.0
-"""How long closing waits for queries under way and for the connections' goodbyes."""
+"""How long closing waits for the connections' goodbyes, and for queries under way while the
+database is away."""
+GIVE_BACK_SECONDS = 10.0
+"""How long closing waits for the slots it gives back while the database answers."""
 LISTENER_LINK = "fleet_listener"
 RENEWAL_LINK = "fleet_renewal"
 RENEW = "UPDATE fleet_slots SET expires_at = now() + make_interval(secs => $2) WHERE holder = $1"
@@ -185,7 +188,7 @@ class FleetLimits:
             await asyncio.sleep(backoff.delay())
             try:
                 await self._listen()
-            except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            except Exception as exc:  # whatever the driver raises, try again later
                 self._links.down(LISTENER_LINK, exc)
                 continue
             logger.info("the fleet limits' listener is back")
@@ -208,7 +211,9 @@ class FleetLimits:
         for limiter in list(self._limiters.values()):
             await limiter.close()
         if self._background:  # queries under way (slots given back) end, or are given up
-            _, late = await asyncio.wait(set(self._background), timeout=CLOSE_SECONDS)
+            reachable = all(state.up for state in self._links.states().values())
+            wait = GIVE_BACK_SECONDS if reachable else CLOSE_SECONDS
+            _, late = await asyncio.wait(set(self._background), timeout=wait)
             for task in late:
                 task.cancel()
             await asyncio.gather(*late, return_exceptions=True)

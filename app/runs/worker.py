@@ -155,12 +155,12 @@ class CaseWorker:
                 return None
             try:
                 connection = await self._connect()
-            except (OSError, TimeoutError, asyncpg.PostgresError) as exc:
+            except Exception as exc:  # whatever the driver raises, try again later
                 self._links.down(LINK, exc)
                 continue
             try:
                 released = await release_jobs_of(connection, lost.queue_manager_id)
-            except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            except Exception as exc:
                 self._links.down(LINK, exc)
                 connection.terminate()
                 continue

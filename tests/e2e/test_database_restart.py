@@ -24,10 +24,17 @@ import yaml
 
 from testkit.fake_llm import FakeLLM, serve_fake_llm
 from testkit.postgres import ThrowawayPostgres, throwaway_postgres
-from testkit.server import ROOT, free_port, running_service, running_worker
+from testkit.server import ROOT, free_port, running_service, running_worker, wait_until_healthy
 
 pytestmark = pytest.mark.slow
 STALL_SECONDS = 120.0
+START = 90.0
+"""How long a process may take to start: on a loaded 2-core CI machine, imports alone have
+taken 11 s."""
+
+
+def slow_start(url: str, process: subprocess.Popen[bytes]) -> None:
+    wait_until_healthy(url, process, timeout=START)
 
 
 class Fleet:
@@ -71,8 +78,8 @@ def fleet(database: ThrowawayPostgres, tmp_path_factory: pytest.TempPathFactory)
             "EVAL_SAMPLE_RUN": "false",
         }
         fleet = Fleet(database, fake, env)
-        fleet.url, _ = stack.enter_context(running_service(env))
-        fleet.worker_metrics, _ = stack.enter_context(running_worker(env))
+        fleet.url, _ = stack.enter_context(running_service(env, wait=slow_start))
+        fleet.worker_metrics, _ = stack.enter_context(running_worker(env, start_seconds=START))
         yield fleet
 
 
@@ -225,7 +232,7 @@ def test_a_worker_told_to_stop_while_the_database_is_away_exits_within_5_s(
     )
     try:
         metrics = f"http://127.0.0.1:{port}/metrics"
-        wait_for("the worker", lambda: httpx.get(metrics, timeout=1).status_code == 200, 60)
+        wait_for("the worker", lambda: httpx.get(metrics, timeout=1).status_code == 200, START)
         database.stop()
         wait_for(
             "the worker noticing",
