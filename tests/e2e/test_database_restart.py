@@ -143,7 +143,7 @@ def exported_ids(url: str, run_id: str) -> list[str]:
 def metric(metrics_url: str, name: str, **labels: str) -> float:
     """The sum of a metric's series whose labels include ``labels``."""
     total = 0.0
-    for line in httpx.get(metrics_url, timeout=5).text.splitlines():
+    for line in httpx.get(metrics_url, timeout=15).text.splitlines():
         match = re.match(rf"{name}(?:\{{([^}}]*)\}})? (\S+)$", line)
         found = (match.group(1) or "") if match else ""
         if match and all(f'{key}="{value}"' in found for key, value in labels.items()):
@@ -187,7 +187,14 @@ def test_a_run_survives_postgresql_restarting_mid_run(fleet: Fleet) -> None:
         lambda: metric(fleet.worker_metrics, "eval_database_link_up", link="case_queue") == 0,
         timeout=30,
     )
-    assert metric(fleet.worker_metrics, "eval_database_link_failures_total", link="case_queue") >= 1
+    wait_for(
+        "the worker counting the outage",
+        lambda: (
+            metric(fleet.worker_metrics, "eval_database_link_failures_total", link="case_queue")
+            >= 1
+        ),
+        timeout=30,
+    )
     fleet.server.start()
 
     run = completed(fleet.url, run_id)
