@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from app.evaluators.config import EvaluatorConfig
+from app.evaluators.cpu import CpuBudget
 from app.evaluators.expected import ExpectedMessage
 from app.evaluators.results import EvaluatorRawRequest, EvaluatorResult
 from app.evaluators.verdicts import Thresholds
@@ -142,6 +143,7 @@ class EvaluationContext:
         program_targets: Opens a code grader program's way to the targets; None: no way.
         workspace_path: The case's workspace folder, when the suite has a workspace.
         file_changes: What the candidate changed in the workspace (a unified diff).
+        cpu: What the case's CPU-heavy checks (regex, JSON Schema) have left to spend.
     """
 
     case: CaseView
@@ -157,6 +159,7 @@ class EvaluationContext:
     program_targets: OpenProgramTargets | None = None
     workspace_path: str | None = None
     file_changes: str | None = None
+    cpu: CpuBudget = field(default_factory=CpuBudget)
 
     @property
     def reference_answer(self) -> str:

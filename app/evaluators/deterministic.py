@@ -195,21 +195,31 @@ def check_word_count(config: EvaluatorConfig, answer: str) -> CheckOutcome:
 
 
 class RegexEvaluator:
-    """``check_regex`` in a worker thread: a slow pattern never holds the event loop."""
+    """``check_regex`` in a worker thread: a slow pattern never holds the event loop.
+
+    The regex graders of a case share its CPU budget (``app.evaluators.cpu``): eight slow
+    patterns stop at the budget, not at eight times V8's limit per search.
+    """
 
     async def evaluate(
         self, config: EvaluatorConfig, context: EvaluationContext
     ) -> EvaluatorOutcome:
         """Search the candidate answer (inverted by ``negate``)."""
-        outcome = await run_in_thread(check_regex, config, context.candidate_answer)
+        async with context.cpu.spending(config.name):
+            outcome = await run_in_thread(check_regex, config, context.candidate_answer)
         return EvaluatorOutcome(result=check_result(config, context, outcome))
 
 
 class DeterministicEvaluator:
-    """Runs one check function and turns it into a pass (1.0) or fail (0.0) result."""
+    """Runs one check function and turns it into a pass (1.0) or fail (0.0) result.
 
-    def __init__(self, check: Check) -> None:
+    A ``heavy`` check (a pattern, a schema) runs in a worker thread under the case's CPU
+    budget (``app.evaluators.cpu``): it cannot hold the event loop.
+    """
+
+    def __init__(self, check: Check, *, heavy: bool = False) -> None:
         self._check = check
+        self._heavy = heavy
 
     async def evaluate(
         self, config: EvaluatorConfig, context: EvaluationContext
@@ -218,7 +228,11 @@ class DeterministicEvaluator:
 
         The description states what was found, so it reads right with or without ``negate``.
         """
-        outcome = self._check(config, context.candidate_answer)
+        answer = context.candidate_answer
+        if self._heavy:
+            outcome = await context.cpu.run(config.name, lambda: self._check(config, answer))
+        else:
+            outcome = self._check(config, answer)
         return EvaluatorOutcome(result=check_result(config, context, outcome))
 
 

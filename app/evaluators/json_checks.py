@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Any
 
 import yaml
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
 from app.errors import EvaluatorConfigError
 from app.evaluators.config import EvaluatorConfig
+from app.evaluators.cpu import seconds_left
 from app.evaluators.deterministic import CheckOutcome
+from app.evaluators.json_schemas import (
+    SCHEMA_SECONDS,
+    SchemaTimeout,
+    schema_problem,
+    validation_error,
+)
 
 JSON_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
 _DECODER = json.JSONDecoder()
@@ -29,27 +33,24 @@ _MAX_SPAN = 100_000
 _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@lru_cache(maxsize=64)
-def _validator(schema_json: str) -> Draft202012Validator:
-    schema = json.loads(schema_json)
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
-
-
 def _schema_problem(config: EvaluatorConfig, document: Any) -> str | None:
     """Why ``document`` does not match the grader's schema (None when it does)."""
     if config.json_schema is None:
         return None
+    problem = schema_problem(config.json_schema)  # checked when the suite was read; cached
+    if problem is not None:
+        raise EvaluatorConfigError(f"evaluator {config.name!r} ({config.type}): schema {problem}")
     try:
-        validator = _validator(json.dumps(config.json_schema, sort_keys=True))
-    except SchemaError as exc:
+        error = validation_error(config.json_schema, document, seconds_left(SCHEMA_SECONDS))
+    except SchemaTimeout:
         raise EvaluatorConfigError(
-            f"evaluator {config.name!r} ({config.type}): invalid JSON Schema: {exc.message}"
-        ) from exc
-    error = next(iter(validator.iter_errors(document)), None)
+            f"evaluator {config.name!r} ({config.type}): the schema took more than "
+            f"{SCHEMA_SECONDS:g}s on this answer and was stopped (a pattern that backtracks, "
+            "or a schema too large)"
+        ) from None
     if error is None:
         return None
-    where = "/".join(str(part) for part in error.absolute_path) or "(root)"
+    where = "/".join(str(part) for part in error.path) or "(root)"
     return f"does not match the schema at {where}: {error.message}"
 
 

@@ -208,7 +208,7 @@ def build_registry() -> EvaluatorRegistry:
         "word_count", DeterministicEvaluator(check_word_count), ("min", "max", "negate")
     )
     for name, check in (("is_json", check_is_json), ("contains_json", check_contains_json)):
-        registry.register(name, DeterministicEvaluator(check), ("schema", "negate"))
+        registry.register(name, DeterministicEvaluator(check, heavy=True), ("schema", "negate"))
     registry.register("field_accuracy", FieldAccuracyEvaluator(), ("fields", "aggregation"))
     registry.register(
         "javascript",

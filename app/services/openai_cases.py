@@ -10,15 +10,20 @@ names) and formats them once, as every run does; a ``jsonl`` run grades the row'
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
-
-from app.errors import FieldError, InvalidRequest, PayloadTooLarge
+from app.errors import DocumentError, FieldError, InvalidRequest, PayloadTooLarge
 from app.evaluation.openai_graders.models import GraderMessage
 from app.evaluation.openai_graders.runner import criterion_config
+from app.evaluators.json_schemas import (
+    SCHEMA_SECONDS,
+    SchemaTimeout,
+    schema_problem,
+    validation_error,
+)
 from app.formatting import format_prompt
 from app.formatting.messages import Message
 from app.schemas.openai_evals import (
@@ -32,6 +37,7 @@ from app.schemas.openai_evals import (
 )
 from app.settings.tools import ToolsError, read_tools
 from app.suites.model import EvalCase, FormattedCase
+from app.suites.parsing import parse_json
 from app.suites.templates import TemplateProblem, render
 from app.suites.tool_use import ResponseFormat, ToolUse
 
@@ -52,6 +58,8 @@ def invalid(path: str, message: str) -> InvalidRequest:
 def rows_of_file(content: str, file_id: str) -> list[SourceRow]:
     """The JSONL rows of an uploaded file: one ``{item, sample?}`` object per line.
 
+    CPU only (a large file takes seconds): callers run it in a worker thread.
+
     Raises:
         InvalidRequest: A line that is not such an object (its number named).
     """
@@ -60,9 +68,9 @@ def rows_of_file(content: str, file_id: str) -> list[SourceRow]:
         if not line.strip():
             continue
         try:
-            rows.append(SourceRow.model_validate(json.loads(line)))
-        except ValueError as exc:
-            reason = str(exc).splitlines()[0]
+            rows.append(SourceRow.model_validate(parse_json(line)))
+        except (ValueError, DocumentError) as exc:
+            reason = (exc.detail if isinstance(exc, DocumentError) else str(exc)).splitlines()[0]
             raise invalid(
                 "data_source.source.id",
                 f"line {number} of file {file_id!r} is not an {{item, sample?}} object: {reason}",
@@ -70,17 +78,38 @@ def rows_of_file(content: str, file_id: str) -> list[SourceRow]:
     return rows
 
 
+ITEMS_SCHEMA_SECONDS = 10.0
+"""Longest the items of one run request may take to check against the item schema."""
+
+
 def check_items(rows: Sequence[SourceRow], schema: dict[str, Any], where: str) -> None:
-    """Hold every item to the eval's item schema.
+    """Hold every item to the eval's item schema (CPU only: callers use a worker thread).
 
     Raises:
-        InvalidRequest: The first item that does not match, with the schema's complaint.
+        InvalidRequest: The first item that does not match, with the schema's complaint;
+            an item schema that cannot be used (stored before schemas were checked); items
+            that take too long to check (a pattern that backtracks, a schema too large).
     """
-    validator = jsonschema.Draft202012Validator(schema)
+    problem = schema_problem(schema)
+    if problem is not None:
+        raise invalid("data_source_config.item_schema", f"the eval's item schema {problem}")
+    deadline = time.monotonic() + ITEMS_SCHEMA_SECONDS
     for index, row in enumerate(rows):
-        error = jsonschema.exceptions.best_match(validator.iter_errors(row.item))
+        left = min(SCHEMA_SECONDS, deadline - time.monotonic())
+        try:
+            if left <= 0:
+                raise SchemaTimeout
+            error = validation_error(schema, row.item, left)
+        except SchemaTimeout:
+            raise invalid(
+                f"{where}[{index}].item",
+                f"checking the items against the item schema took more than "
+                f"{min(SCHEMA_SECONDS, ITEMS_SCHEMA_SECONDS):g}s per item or "
+                f"{ITEMS_SCHEMA_SECONDS:g}s in all (a pattern that backtracks, or a schema too "
+                "large)",
+            ) from None
         if error is not None:
-            at = "".join(f"[{p!r}]" for p in error.absolute_path)
+            at = "".join(f"[{p!r}]" for p in error.path)
             raise invalid(f"{where}[{index}].item{at}", error.message)
 
 

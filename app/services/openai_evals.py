@@ -11,6 +11,8 @@ from __future__ import annotations
 import uuid
 from typing import Any, TypeVar
 
+import anyio.to_thread
+
 from app.errors import FieldError, InvalidRequest, NotFound, RunStateConflict
 from app.evaluation.context import CaseContext
 from app.evaluation.openai_graders.checks import similarity_refusal
@@ -24,6 +26,7 @@ from app.evaluation.openai_graders.models import (
 from app.evaluation.openai_graders.python_grader import CODE_GRADERS_OFF
 from app.evaluation.plan import RunPlan
 from app.evaluation.prepared import PreparedRun
+from app.evaluators.json_schemas import schema_problem
 from app.providers.base import ModelOptions
 from app.providers.errors import UnknownTarget
 from app.providers.http import SAMPLING_OPTIONS
@@ -68,6 +71,7 @@ from app.services.openai_views import (
     run_object,
 )
 from app.settings import Settings
+from app.suites.model import FormattedCase
 
 ItemT = TypeVar("ItemT")
 _WIRE_NAMES = {"max_output_tokens": "max_completion_tokens"}
@@ -128,6 +132,9 @@ class OpenAIEvalService:
     def _new_eval(self, request: EvalCreateRequest, caller: str | None, eval_id: str) -> StoredEval:
         self._check_criteria(request)
         config = request.data_source_config
+        problem = schema_problem(config.item_schema)  # no retrieval, meta-schema, no loop
+        if problem is not None:
+            raise invalid("data_source_config.item_schema", problem)
         now = utc_now()
         return StoredEval(
             id=eval_id,
@@ -208,7 +215,8 @@ class OpenAIEvalService:
         if isinstance(source, FileContentSource):
             return list(source.content), "data_source.source.content"
         stored = await self.files.get_stored(source.id, caller, param="data_source.source.id")
-        return rows_of_file(stored.content, source.id), f"file {source.id!r} row"
+        rows = await anyio.to_thread.run_sync(rows_of_file, stored.content, source.id)
+        return rows, f"file {source.id!r} row"
 
     async def create_run(
         self, eval_id: str, request: RunCreateRequest, caller: str | None, base_url: str
@@ -236,10 +244,14 @@ class OpenAIEvalService:
         judges = self._judges(stored_eval.testing_criteria)
         rows, where = await self._rows(request, caller)
         item_schema = stored_eval.data_source_config["schema"]["properties"]["item"]
-        check_items(rows, item_schema, where)
-        cases = build_cases(
-            request, rows, stored_eval.testing_criteria, judges, self._settings.max_cases_per_run
-        )
+
+        def checked_cases() -> list[tuple[FormattedCase, str | None]]:
+            """The rows checked and rendered (CPU only: in a worker thread)."""
+            check_items(rows, item_schema, where)
+            criteria, cap = stored_eval.testing_criteria, self._settings.max_cases_per_run
+            return build_cases(request, rows, criteria, judges, cap)
+
+        cases = await anyio.to_thread.run_sync(checked_cases)
         plan = RunPlan(
             target=target,
             judge_target=next(iter(judges.values()), target),

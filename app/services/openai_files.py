@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+import anyio.to_thread
+
 from app.errors import NotFound
 from app.runs.openai_store import OpenAIEvalStore, StoredFile
 from app.runs.store_base import utc_now
@@ -44,7 +46,7 @@ class OpenAIFiles:
         except UnicodeDecodeError:
             raise invalid("file", f"{filename!r} is not UTF-8 text") from None
         file_id = f"file-{uuid.uuid4().hex[:24]}"
-        rows = rows_of_file(text, filename)
+        rows = await anyio.to_thread.run_sync(rows_of_file, text, filename)  # CPU: seconds
         if not rows:
             raise invalid("file", f"{filename!r} holds no rows")
         stored = StoredFile(

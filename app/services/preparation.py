@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import anyio.to_thread
+
 from app.errors import ServiceError
 from app.evaluation.context import CaseContext, TargetLookup
 from app.evaluation.plan import build_run_plan, format_options
@@ -65,7 +67,7 @@ async def prepare_run(
         case_timeout_seconds=settings.case_timeout_seconds,
         budget_usd=request.budget_usd,
     )
-    cases = format_cases(report, format_options(plan))
+    cases = await anyio.to_thread.run_sync(format_cases, report, format_options(plan))
     return PreparedRun(
         plan=plan,
         context=CaseContext(

@@ -13,12 +13,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import jsonschema
 from pydantic import ValidationError
 
 from app.evaluators.catalog import find_aggregator
 from app.evaluators.config import RubricItem
 from app.evaluators.js_engine import regex_error
+from app.evaluators.json_schemas import schema_problem
 from app.evaluators.registry import RUNNABLE_AGGREGATORS
 from app.suites.document import DocumentPath
 from app.suites.findings import Findings, describe
@@ -274,10 +274,9 @@ def _json_schema(
             (*path, "schema"), f"must be a JSON Schema object, not {describe(schema)}"
         )
         return {}
-    try:
-        jsonschema.validators.validator_for(schema).check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        context.findings.error((*path, "schema"), f"is not a valid JSON Schema: {exc.message}")
+    problem = schema_problem(schema)  # no retrieval, the meta-schema, no $ref loop
+    if problem is not None:
+        context.findings.error((*path, "schema"), problem)
     return {"schema": schema}
 
 

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio.to_thread
+
 from app.errors import DocumentError, FieldError, InvalidRequest
 from app.formatting import FormatOptions, format_prompt
 from app.suites.code_graders import CodePolicy, place_code_graders, place_workspace
@@ -140,7 +142,8 @@ async def read_suite(
     sources = await load_sources(data, file_source, findings, source_name=document.source_name)
     if report.dialect != "agentv-2025":  # cases read from other files are filled in too
         sources.cases = interpolate_cases(sources.cases, env or {}, findings)
-    check = read_document(data, sources, findings)
+    # Templates render here (CPU, bounded per template): in a worker thread, off the loop.
+    check = await anyio.to_thread.run_sync(read_document, data, sources, findings)
     report.origins = check.origins
     if check.suite is not None:
         _check_case_ids(check.suite, check.origins, findings)
@@ -224,7 +227,8 @@ async def check_suite(
         git=git,
     )
     if report.valid and report.suite is not None:
-        format_cases(report, FormatOptions(guideline_patterns=report.suite.guideline_patterns))
+        options = FormatOptions(guideline_patterns=report.suite.guideline_patterns)
+        await anyio.to_thread.run_sync(format_cases, report, options)
     return report
 
 

@@ -11,20 +11,36 @@ filters checked before they run, and every rendered text capped in size.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
 
 import jinja2
+import jinja2.runtime
 from jinja2 import nodes
+from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
+from jinja2.nodes import EvalContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 MAX_RENDERED_CHARS = 1_000_000
-"""Largest text one template may render (about the size of a large prompt)."""
+"""Largest text one template may render (about the size of a large prompt); also the
+largest string, and the most items of a list, a template may build on the way."""
+MAX_INTEGER_BITS = 10_000
+"""Largest whole number a template may compute (about 3,000 digits): ``9**64**64`` is not."""
+MAX_SORTED_ITEMS = 100_000
+"""Most items ``sort``, ``unique``, ``min``, ``max``, ``sum`` and ``list`` take at once (each
+item may cost a Python call: one filter must stay well within ``TEMPLATE_SECONDS``)."""
+TEMPLATE_SECONDS = 1.0
+"""Longest one template may take to render: every operation, filter and lookup checks it."""
+
+_DEADLINE: ContextVar[float] = ContextVar("template_deadline", default=float("inf"))
 
 _SAFE_FILTERS = frozenset(
     {"abs", "capitalize", "count", "d", "default", "first", "float", "int", "last", "length"}
@@ -54,39 +70,150 @@ def _size(value: Any) -> int:
     return len(value) if isinstance(value, str | list | tuple) else 0
 
 
+def _tick() -> None:
+    if time.monotonic() > _DEADLINE.get():
+        raise SecurityError(f"the template took more than {TEMPLATE_SECONDS:g}s to render")
+
+
+def _too_big(what: str) -> SecurityError:
+    return SecurityError(
+        f"{what} would build a value over the size limit of {MAX_RENDERED_CHARS} characters "
+        "or items"
+    )
+
+
+def _text_size(value: Any, limit: int = MAX_RENDERED_CHARS) -> int:
+    """About how many characters ``value`` is as text, counted up to just past ``limit``.
+
+    Lists and mappings may hold one value many times (``[a, a]``): written out, they grow
+    exponentially with nesting, so their size is counted before ``str`` or JSON writes them.
+    """
+    total, stack = 0, [value]
+    while stack and total <= limit:
+        current = stack.pop()
+        total += len(current) + 2 if isinstance(current, str) else 2
+        if isinstance(current, dict):
+            stack.extend(current.keys())
+            stack.extend(current.values())
+        elif isinstance(current, list | tuple):
+            stack.extend(current)
+        elif isinstance(current, int) and not isinstance(current, bool):
+            total += current.bit_length() // 3
+    return total
+
+
+def _as_text(value: Any) -> str:
+    if _text_size(value) > MAX_RENDERED_CHARS:
+        raise _too_big("writing out a value")
+    return str(value)
+
+
 def _checked_join(values: Any, separator: str = "") -> str:
-    items = [str(item) for item in values]
-    if sum(map(len, items)) + len(separator) * len(items) > MAX_RENDERED_CHARS:
-        raise SecurityError("join would build a text over the size limit")
-    return separator.join(items)
+    _tick()
+    items = list(values)
+    if _text_size(items) + len(separator) * len(items) > MAX_RENDERED_CHARS:
+        raise _too_big("join")
+    return separator.join(str(item) for item in items)
 
 
 def _checked_replace(text: str, old: str, new: str, count: int | None = None) -> str:
+    _tick()
     occurrences = text.count(old) if old else len(text) + 1
     if len(text) + occurrences * len(new) > MAX_RENDERED_CHARS:
-        raise SecurityError("replace would build a text over the size limit")
+        raise _too_big("replace")
     return text.replace(old, new, -1 if count is None else count)
+
+
+_PASSED = (jinja2.Environment, EvalContext, jinja2.runtime.Context)
+"""What Jinja passes a filter before its value (``pass_environment`` and the like)."""
+
+
+def _checked_filter(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` checking the render deadline first (and the size of what it writes)."""
+    writes = name in ("string", "tojson")
+    per_item = name in ("sort", "unique", "min", "max", "sum", "list")
+
+    @functools.wraps(function)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        _tick()
+        value = next((a for a in args if not isinstance(a, _PASSED)), None)
+        if per_item and _size(value) > MAX_SORTED_ITEMS:
+            raise SecurityError(
+                f"the {name!r} filter takes at most {MAX_SORTED_ITEMS} items, not {_size(value)}"
+            )
+        if (
+            writes
+            and args
+            and _text_size(args[-1] if name == "tojson" else args[0]) > (MAX_RENDERED_CHARS)
+        ):
+            raise _too_big(f"the {name!r} filter")
+        return function(*args, **kwargs)
+
+    return checked
+
+
+def _integer_bits(operator: str, left: Any, right: Any) -> int:
+    """About how many bits a whole-number result of ``left operator right`` has."""
+    if not (isinstance(left, int) and isinstance(right, int)):
+        return 0
+    if operator == "**":
+        return left.bit_length() * abs(right) if abs(left) > 1 else 1
+    if operator == "*":
+        return left.bit_length() + right.bit_length()
+    return 0
+
+
+def _binop_refusal(operator: str, left: Any, right: Any) -> SecurityError | None:
+    """Why ``left operator right`` may not run (its result would be too big), if it may not."""
+    if operator == "%" and isinstance(left, str):
+        return SecurityError("string formatting with % is not allowed")
+    if operator == "**" and (abs(right) > 64 if isinstance(right, int | float) else True):
+        return SecurityError("the exponent of ** is over the limit of 64")
+    if _integer_bits(operator, left, right) > MAX_INTEGER_BITS:
+        return SecurityError(
+            f"{operator} would compute a number over the limit of {MAX_INTEGER_BITS} bits"
+        )
+    if operator == "+" and _size(left) + _size(right) > MAX_RENDERED_CHARS:
+        return _too_big("+")
+    if operator == "*" and max(
+        _size(left) * abs(right) if isinstance(right, int) else 0,
+        _size(right) * abs(left) if isinstance(left, int) else 0,
+    ) > (MAX_RENDERED_CHARS):
+        return _too_big("repetition with *")
+    return None
+
+
+class _CheckedCodeGenerator(CodeGenerator):
+    """Compiles ``a ~ b`` to a size-checked join (Jinja's own would build any size)."""
+
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        """``environment.checked_concat((a, b, ...))``."""
+        self.write("environment.checked_concat((")
+        for argument in node.nodes:
+            self.visit(argument, frame)
+            self.write(", ")
+        self.write("))")
 
 
 class _DataEnvironment(ImmutableSandboxedEnvironment):
     """A sandbox over JSON data: keys and indices only, size-checked arithmetic."""
 
-    intercepted_binops = frozenset({"*", "**", "%"})
+    intercepted_binops = frozenset({"*", "**", "%", "+", "-", "/", "//"})
+    code_generator_class = _CheckedCodeGenerator
+
+    def checked_concat(self, values: tuple[Any, ...]) -> str:
+        """``a ~ b ~ ...``: each part written out as text, the whole within the size limit."""
+        _tick()
+        if sum(_text_size(value) for value in values) > MAX_RENDERED_CHARS:
+            raise _too_big("joining with ~")
+        return "".join(str(value) for value in values)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        """Refuse ``*`` and ``**`` whose result would be huge, and ``%`` string formatting."""
-        if operator == "%" and isinstance(left, str):
-            raise SecurityError("string formatting with % is not allowed")
-        if operator == "**" and (abs(right) > 64 if isinstance(right, int | float) else True):
-            raise SecurityError("the exponent of ** is over the limit of 64")
-        if operator == "*" and (_size(left) * abs(right) if isinstance(right, int) else 0) > (
-            MAX_RENDERED_CHARS
-        ):
-            raise SecurityError("repetition with * would build a text over the size limit")
-        if operator == "*" and (_size(right) * abs(left) if isinstance(left, int) else 0) > (
-            MAX_RENDERED_CHARS
-        ):
-            raise SecurityError("repetition with * would build a text over the size limit")
+        """Refuse results over the size limits, and ``%`` string formatting."""
+        _tick()
+        refusal = _binop_refusal(operator, left, right)
+        if refusal is not None:
+            raise refusal
         return super().call_binop(context, operator, left, right)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
@@ -95,6 +222,7 @@ class _DataEnvironment(ImmutableSandboxedEnvironment):
 
     def getitem(self, obj: Any, argument: Any) -> Any:
         """``a[k]`` reads a mapping key or a list index."""
+        _tick()
         if isinstance(obj, jinja2.Undefined):
             return obj  # the error names the first undefined name, not this key
         try:
@@ -114,6 +242,8 @@ def _finalize(value: Any) -> Any:
     infinities are ``Infinity``.
     """
     if isinstance(value, dict | list | tuple):
+        if _text_size(value) > MAX_RENDERED_CHARS:
+            raise _too_big("writing out a value")
         return json.dumps(value, ensure_ascii=False)
     if value is None:
         return ""
@@ -134,7 +264,7 @@ def _environment() -> _DataEnvironment:
     )
     environment.globals.clear()
     safe: dict[str, Callable[..., Any]] = {
-        name: environment.filters[name] for name in _SAFE_FILTERS
+        name: _checked_filter(name, environment.filters[name]) for name in _SAFE_FILTERS
     }
     safe.update(join=_checked_join, replace=_checked_replace)
     environment.filters = safe
@@ -207,6 +337,7 @@ def render(text: str, scope: Mapping[str, Any]) -> str:
     if not has_template(text):
         return text
     template = _compile(text)
+    token = _DEADLINE.set(time.monotonic() + TEMPLATE_SECONDS)
     try:
         chunks: list[str] = []
         size = 0
@@ -223,6 +354,8 @@ def render(text: str, scope: Mapping[str, Any]) -> str:
         raise TemplateProblem(f"template refused: {exc}") from None
     except (jinja2.TemplateError, TypeError, ValueError, ArithmeticError) as exc:
         raise TemplateProblem(f"template cannot be rendered: {exc}") from None
+    finally:
+        _DEADLINE.reset(token)
     return "".join(chunks)
 
 

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import string
+import time
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.suites.templates import MAX_RENDERED_CHARS, TemplateProblem, namespace, render
+from app.suites.templates import (
+    MAX_RENDERED_CHARS,
+    TEMPLATE_SECONDS,
+    TemplateProblem,
+    namespace,
+    render,
+)
 from tests.suites.helpers import check, errors_by_path
 
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True).filter(
@@ -184,3 +191,44 @@ async def test_a_judge_prompt_naming_what_only_agentv_provides_is_refused() -> N
     )
     message = errors_by_path(report)["tests[0].assertions[0].prompt"]
     assert "'{{ trace }}' is filled by AgentV at run time" in message
+
+
+DOUBLINGS = "".join("{% set s = s ~ s %}" for _ in range(30))
+LIST_DOUBLINGS = "".join("{% set l = l + l %}" for _ in range(30))
+NESTED_DOUBLINGS = "".join("{% set a = [a, a] %}" for _ in range(40))
+
+
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        # The probes: each held the process for seconds or took hundreds of MB.
+        ("{{ (((9**64)**64)**64)**64 }}", "over the limit of 10000 bits"),
+        ("{% set n = (3 ** 64) ** 64 %}{{ n * n * n }}", "\\* would compute a number"),
+        ("{% set s = 'abcdefgh' %}" + DOUBLINGS + "{{ s|length }}", "joining with ~"),
+        ("{% set l = [1, 2] %}" + LIST_DOUBLINGS + "{{ l|length }}", "\\+ would build"),
+        ("{% set a = 'abcdefgh' %}" + NESTED_DOUBLINGS + "{{ a }}", "writing out a value"),
+        ("{% set a = 'abcdefgh' %}" + NESTED_DOUBLINGS + "{{ a|tojson }}", "'tojson' filter"),
+        ("{% set a = 'abcdefgh' %}" + NESTED_DOUBLINGS + "{{ a|join }}", "join"),
+        ("{% set a = 'abcdefgh' %}" + NESTED_DOUBLINGS + "{{ a ~ '' }}", "joining with ~"),
+        ("{{ ([1] * 1000000)|sort|first }}", "at most 100000 items"),
+        (
+            "{% set l = [1] * 100000 %}{% for x in l %}{% set y = l|sort %}{% endfor %}",
+            "took more than 1s",
+        ),
+    ],
+)
+def test_template_cost_is_bounded(template: str, message: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(TemplateProblem, match=message):
+        render(template, namespace({}))
+    # The stall bound: a refused template gives up within its time limit (plus one step).
+    assert time.monotonic() - started < TEMPLATE_SECONDS + 2
+
+
+def test_ordinary_arithmetic_and_joins_still_render() -> None:
+    template = (
+        "{{ 2 ** 64 }} {{ 3 * 4 }} {{ 'a' ~ n }} {{ xs + ['c'] }} {{ 7 // 2 - 1 }} {{ 1 / 4 }}"
+    )
+    assert render(template, namespace({"n": 1, "xs": ["a", "b"]})) == (
+        '18446744073709551616 12 a1 ["a", "b", "c"] 2 0.25'
+    )
