@@ -97,10 +97,11 @@ async def prepare_evaluation(
     inline = await open_inline_targets(request.targets, settings, registry)
     limit = settings.evaluate_max_cases
 
-    def too_many(count: int) -> PayloadTooLarge:
+    def too_many(count: int, described: str) -> PayloadTooLarge:
         return PayloadTooLarge(
-            f"the suite selects {count} cases; POST /evaluate runs at most {limit} inline. "
-            f"Start a durable run with POST {RUNS_PATH} and read its results as they come.",
+            f"the suite selects {described}; POST /evaluate runs at most {limit} inline "
+            f"(EVAL_EVALUATE_MAX_CASES, cases x trials). Start a durable run with POST "
+            f"{RUNS_PATH} and read its results as they come.",
             extra={"cases": count, "max_cases": limit, "runs": RUNS_PATH},
         )
 

@@ -20,9 +20,22 @@ from app.settings import Settings
 from app.suites.files import FileSource
 from app.suites.git_sources import GitSources
 from app.suites.loader import format_cases, read_suite, suite_error
+from app.suites.model import EvalSuite
 
-TooManyCases = Callable[[int], ServiceError]
-"""The error for a suite that selects this many cases, over the route's limit."""
+TooManyCases = Callable[[int, str], ServiceError]
+"""The error for a suite whose evaluations (described: ``200 cases x 100 trials = 20000
+evaluations``) are over the route's limit."""
+
+
+def evaluations(suite: EvalSuite) -> tuple[int, str]:
+    """How many evaluations a suite's cases make (cases x trials), and that count described."""
+    counts = [(case.trials or suite.trials).count for case in suite.cases]
+    total, cases = sum(counts), len(counts)
+    if total == cases:
+        return total, f"{cases} cases"
+    if len(set(counts)) == 1:
+        return total, f"{cases} cases x {counts[0]} trials = {total} evaluations"
+    return total, f"{cases} cases with their trials = {total} evaluations"
 
 
 async def prepare_run(
@@ -38,7 +51,7 @@ async def prepare_run(
 
     Raises:
         InvalidRequest: The suite, a file or a target is not valid (every problem listed).
-        ServiceError: ``too_many(count)`` when the suite selects more than ``max_cases``.
+        ServiceError: ``too_many(...)`` when the suite's cases x trials are over ``max_cases``.
     """
     report = await read_suite(
         request.suite,
@@ -51,9 +64,9 @@ async def prepare_run(
     )
     if report.suite is None or report.errors:
         raise suite_error(report.errors)
-    count = len(report.suite.cases)
-    if count > max_cases:
-        raise too_many(count)
+    count, described = evaluations(report.suite)
+    if count > max_cases:  # trials multiply: every evaluation counts toward the cap
+        raise too_many(count, described)
     plan = build_run_plan(
         report.suite,
         targets,

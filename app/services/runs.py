@@ -129,9 +129,9 @@ class RunService:
             self._settings,
             self._providers,
             max_cases=limit,
-            too_many=lambda count: PayloadTooLarge(
-                f"the suite has {count} cases; a run holds at most {limit} "
-                "(EVAL_MAX_CASES_PER_RUN); split it or select cases with case_ids"
+            too_many=lambda _, described: PayloadTooLarge(
+                f"the suite has {described}; a run holds at most {limit} (EVAL_MAX_CASES_PER_RUN, "
+                "cases x trials); split it, select cases with case_ids or lower repeat"
             ),
             use_cache=request.cache,
         )

@@ -233,6 +233,34 @@ async def test_too_many_cases_points_to_runs(
     assert not fake_llm.requests
 
 
+async def test_trials_count_toward_the_case_cap(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory
+) -> None:
+    # The probe: 200 cases x repeat 100 ran 20,000 evaluations inline (cap 200).
+    suite = {**SUITE, "repeat": 100}
+    settings = fake_settings(tmp_path, fake_llm, evaluate_max_cases=200)
+    async with make_client(settings) as client:
+        response = await client.post("/evaluate", json={"suite": suite, "files": FILES})
+    assert response.status_code == 413, response.text
+    problem = response.json()
+    assert "3 cases x 100 trials = 300 evaluations" in problem["detail"]
+    assert "EVAL_EVALUATE_MAX_CASES" in problem["detail"]
+    assert problem["cases"] == 300
+    assert not fake_llm.requests
+
+
+async def test_durable_runs_count_trials_too(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory
+) -> None:
+    suite = {**SUITE, "evalcases": [{**SUITE["evalcases"][0], "repeat": 50}]}
+    settings = fake_settings(tmp_path, fake_llm, max_cases_per_run=49)
+    async with make_client(settings) as client:
+        response = await client.post("/runs", json={"suite": suite, "files": FILES})
+    assert response.status_code == 413, response.text
+    assert "1 cases x 50 trials = 50 evaluations" in response.json()["detail"]
+    assert "EVAL_MAX_CASES_PER_RUN" in response.json()["detail"]
+
+
 @pytest.mark.parametrize(
     ("body", "fragment"),
     [

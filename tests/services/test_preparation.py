@@ -41,8 +41,8 @@ def registry_for(tmp_path: Path) -> ProviderRegistry:
     return ProviderRegistry(Settings(data_dir=tmp_path, targets=[agent]))
 
 
-def too_many(count: int) -> PayloadTooLarge:
-    return PayloadTooLarge(f"{count} cases")
+def too_many(count: int, described: str) -> PayloadTooLarge:
+    return PayloadTooLarge(f"{described} ({count})")
 
 
 async def test_an_api_target_runs_exactly_the_prompt_validate_shows(tmp_path: Path) -> None:
