@@ -11,6 +11,8 @@ import pytest
 from pydantic import SecretStr
 
 from app.api.ui import views
+from app.api.ui.views import records_csv
+from app.schemas.viewer import NumberedRecord
 from app.settings import Settings
 from app.settings.targets import MockTarget
 from tests.conftest import ClientFactory, wait_for_run
@@ -210,3 +212,16 @@ def test_latencies_below_ten_milliseconds_keep_a_decimal(value: float | None, sh
     from app.api.ui.render import environment
 
     assert environment().filters["milliseconds"](value) == shown
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ['=HYPERLINK("http://127.0.0.1/x","click")', "+1+2", "-2+3", "@SUM(A1)", "\tx", "\rx"],
+)
+def test_csv_export_neutralises_formulas(hostile: str) -> None:
+    record = {"eval_id": hostile, "status": "ok", "score": -0.5, "error": hostile}
+    exported = records_csv([NumberedRecord(seq=0, record=record)])
+    row = next(csv.DictReader(io.StringIO(exported)))
+    assert row["eval_id"] == "'" + hostile
+    assert row["error"] == "'" + hostile
+    assert row["score"] == "-0.5"  # numbers stay numbers

@@ -277,8 +277,22 @@ def run_view(
     }
 
 
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A text cell a spreadsheet would read as a formula, quoted with ``'`` (OWASP's rule).
+
+    A case id or error such as ``=HYPERLINK(...)`` is the text it was, not a live formula;
+    numbers (a negative score) are left as they are.
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def records_csv(rows: Iterable[NumberedRecord]) -> str:
-    """The records as CSV, one row per case (``CSV_COLUMNS``)."""
+    """The records as CSV, one row per case (``CSV_COLUMNS``), formulas neutralised."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(CSV_COLUMNS)
@@ -287,7 +301,7 @@ def records_csv(rows: Iterable[NumberedRecord]) -> str:
         usage, latency = record.get("usage") or {}, record.get("latency_ms") or {}
         candidate, judge = usage.get("candidate") or {}, usage.get("judge") or {}
         writer.writerow(
-            [
+            csv_cell(cell) for cell in [
                 row.seq, record.get("eval_id"), record.get("status"), record.get("score"),
                 record.get("verdict"), first_miss(record), candidate.get("input_tokens"),
                 candidate.get("output_tokens"), judge.get("input_tokens"),
