@@ -16,6 +16,10 @@ SCORE_POINTS = 10
 RubricOperator = Literal["correctness", "contradiction"]
 
 
+MAX_WEIGHT = 1_000_000.0
+"""Largest weight a grader or rubric item may have (sums of weights must stay finite)."""
+
+
 class ScoreRange(BaseModel):
     """One band of a scored criterion: the points ``low``..``high`` and the outcome earning them."""
 
@@ -39,7 +43,7 @@ class RubricItem(BaseModel):
     model_config = ConfigDict(frozen=True, extra="allow")
     id: str
     description: str
-    weight: float = Field(1.0, ge=0)
+    weight: float = Field(1.0, ge=0, le=MAX_WEIGHT, allow_inf_nan=False)
     required: bool = False
     score_ranges: tuple[ScoreRange, ...] = ()
     min_score: float | None = Field(None, gt=0, le=1)
@@ -206,11 +210,11 @@ class EvaluatorConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
     name: str
     type: str
-    weight: float = Field(1.0, ge=0)
+    weight: float = Field(1.0, ge=0, le=MAX_WEIGHT, allow_inf_nan=False)
     negate: bool = False
     required: bool = False
     min_score: float | None = Field(None, ge=0, le=1)
-    threshold: float | None = None
+    threshold: float | None = Field(None, allow_inf_nan=False)
     value: Any = None
     prompt: str | None = None
     prompt_path: str | None = None

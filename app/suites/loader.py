@@ -27,7 +27,7 @@ from app.suites.files import FileSource, LoadedFiles
 from app.suites.findings import Findings
 from app.suites.git_sources import NO_REPOSITORIES, GitSources
 from app.suites.model import MAX_CASE_ID_LENGTH, EvalCase, EvalSuite, FormattedCase
-from app.suites.parsing import MAX_DEPTH
+from app.suites.parsing import MAX_DEPTH, non_finite_numbers
 from app.suites.reading import CaseOrigin, Dialect, References, add_reference
 from app.suites.references import fill_from_files, role_marker_warnings
 from app.suites.sources import load_sources
@@ -136,6 +136,7 @@ async def read_suite(
         return report
     findings = Findings(document.positions)
     data = as_suite(document.data)
+    _refuse_non_finite(data, findings)
     report = SuiteReport(findings=findings, dialect=detect_dialect(data))
     if report.dialect != "agentv-2025":
         data = interpolate(data, env or {}, findings)
@@ -244,6 +245,12 @@ async def _read(
         return parse_suite_text(suite), file_source, None
     _check_depth(suite)
     return SuiteDocument(data=dict(suite)), file_source, None
+
+
+def _refuse_non_finite(data: Any, findings: Findings) -> None:
+    """YAML's ``.nan`` and ``.inf`` are errors wherever they are (times, weights, counts)."""
+    for path, number in non_finite_numbers(data):
+        findings.error(path, f"must be a finite number, not {number}")
 
 
 def _check_depth(document: Any) -> None:

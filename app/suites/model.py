@@ -55,7 +55,7 @@ class WorkspaceHook(BaseModel):
     model_config = ConfigDict(frozen=True)
     command: tuple[str, ...] = Field(min_length=1)
     cwd: str | None = None
-    timeout_seconds: float = Field(60.0, gt=0)
+    timeout_seconds: float = Field(60.0, gt=0, le=3600)
 
 
 class WorkspaceRepo(BaseModel):

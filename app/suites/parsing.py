@@ -7,7 +7,9 @@ graph is measured before any Python object is built, and refused past ``MAX_NODE
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -71,10 +73,17 @@ def refuse_lone_surrogates(document: Any) -> Any:
     raise DocumentError(f"{where}{message}", errors=[FieldError(path=path, message=message)])
 
 
+def _no_constant(name: str) -> Any:
+    raise DocumentError(f"invalid JSON: {name} is not a JSON number (JSON has no NaN or Infinity)")
+
+
 def parse_json(raw: bytes | str) -> Any:
-    """Parse JSON, reporting the line and column of a syntax error; refuse lone surrogates."""
+    """Parse JSON, reporting the line and column of a syntax error; refuse lone surrogates.
+
+    ``NaN`` and ``Infinity``, which Python's reader takes, are refused: they are not JSON.
+    """
     try:
-        document = json.loads(raw)
+        document = json.loads(raw, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise _position_error(f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from exc
     except UnicodeDecodeError as exc:
@@ -148,6 +157,18 @@ def _raise_too_deep(mark: Any) -> None:
     raise DocumentError(
         message, errors=[FieldError(path="", message=message, line=line, column=column)]
     )
+
+
+def non_finite_numbers(document: Any, path: tuple[str | int, ...] = ()) -> Iterator[Any]:
+    """``(path, value)`` of every NaN or infinite number in a parsed document (YAML's ``.nan``)."""
+    if isinstance(document, float) and not math.isfinite(document):
+        yield path, document
+    elif isinstance(document, dict):
+        for key, item in document.items():
+            yield from non_finite_numbers(item, (*path, str(key)))
+    elif isinstance(document, list):
+        for index, item in enumerate(document):
+            yield from non_finite_numbers(item, (*path, index))
 
 
 def refuse_too_many_values(text: str) -> None:

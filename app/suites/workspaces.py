@@ -37,6 +37,8 @@ REFUSED = {
 HOOK_KEYS = frozenset({"command", "script", "timeout_ms", "timeoutMs", "cwd", "reset"})
 RESETS = frozenset({"none", "fast", "strict"})
 DEFAULT_TIMEOUT_MS = 60_000
+MAX_TIMEOUT_MS = 3_600_000
+"""Longest a workspace hook may run (an hour)."""
 
 
 def workspace_reference(document: Mapping[str, Any]) -> str | None:
@@ -146,8 +148,15 @@ def _hook(value: Any, folder: str, where: DocumentPath, findings: Findings) -> W
         return None
     _, timeout = pick(value, ("timeout_ms", "timeoutMs"), where, findings)
     timeout = DEFAULT_TIMEOUT_MS if timeout is MISSING else timeout
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        findings.error((*where, "timeout_ms"), f"must be a positive number, not {timeout!r}")
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0 < timeout <= MAX_TIMEOUT_MS  # NaN and infinity fail this too
+    ):
+        findings.error(
+            (*where, "timeout_ms"),
+            f"must be a number of milliseconds from 1 to {MAX_TIMEOUT_MS}, not {timeout!r}",
+        )
         return None
     cwd = value.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
