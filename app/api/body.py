@@ -51,7 +51,7 @@ def validate_document(model: type[ModelT], document: Any) -> ModelT:
     try:
         return model.model_validate(document)
     except ValidationError as exc:
-        raise invalid_request(exc) from exc
+        raise invalid_request(exc, document=document) from exc
 
 
 class DocumentBody(Generic[ModelT]):

@@ -130,13 +130,49 @@ def format_location(loc: Sequence[int | str]) -> str:
     return path
 
 
+_MISSING = object()
+
+
+def document_location(loc: Sequence[int | str], document: Any) -> tuple[int | str, ...]:
+    """``loc`` without pydantic's own steps: the path of the field in the document sent.
+
+    A union or a tagged union adds the member tried to the location (``content.str``,
+    ``testing_criteria[0].string_check.operation``): a step that is not a key or index of
+    the document there is dropped, but for the last one (a missing field).
+    """
+    kept: list[int | str] = []
+    value: Any = document
+    for index, part in enumerate(loc):
+        child = _step(value, part)
+        if child is not _MISSING:
+            kept.append(part)
+            value = child
+        elif index == len(loc) - 1 and isinstance(value, dict) and isinstance(part, str):
+            kept.append(part)  # a required field not given
+    return tuple(kept)
+
+
+def _step(value: Any, part: int | str) -> Any:
+    """``value[part]`` when the document has it there, else ``_MISSING``."""
+    if isinstance(value, dict) and part in value:
+        return value[part]
+    if isinstance(value, list) and isinstance(part, int) and -len(value) <= part < len(value):
+        return value[part]
+    return _MISSING
+
+
 def field_errors(
-    exc: ValidationError | RequestValidationError, *, strip: int = 0
+    exc: ValidationError | RequestValidationError, *, strip: int = 0, document: Any = _MISSING
 ) -> list[FieldError]:
-    """Field errors of a pydantic failure, each named by its path."""
+    """Field errors of a pydantic failure, each named by its path.
+
+    With the ``document`` validated, paths name its fields only (no union member tags).
+    """
     errors = []
     for error in exc.errors():
         loc = tuple(error.get("loc", ()))[strip:]
+        if document is not _MISSING:
+            loc = document_location(loc, document)
         part_index = (error.get("ctx") or {}).get("part_index")
         if isinstance(part_index, int):
             loc = (*loc, part_index)
@@ -145,9 +181,11 @@ def field_errors(
     return errors
 
 
-def invalid_request(exc: ValidationError, *, prefix: str = "") -> InvalidRequest:
-    """An ``InvalidRequest`` listing every field error of ``exc``."""
-    errors = field_errors(exc)
+def invalid_request(
+    exc: ValidationError, *, prefix: str = "", document: Any = _MISSING
+) -> InvalidRequest:
+    """An ``InvalidRequest`` listing every field error of ``exc`` (of ``document``, if given)."""
+    errors = field_errors(exc, document=document)
     if prefix:
         errors = [
             FieldError(path=f"{prefix}.{e.path}" if e.path else prefix, message=e.message)
@@ -261,7 +299,7 @@ async def _service_error(request: Request, exc: Exception) -> JSONResponse:
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     errors = []
-    for error in field_errors(exc):
+    for error in field_errors(exc, document={"body": exc.body}):
         path = error.path.removeprefix("body.").removeprefix("body")
         errors.append(FieldError(path=path, message=error.message))
     detail = "; ".join(f"{e.path}: {e.message}" if e.path else e.message for e in errors[:5])

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import ssl
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any, Generic, Protocol, TypeVar
+from urllib.parse import urlsplit
 
 import aiohttp
 import httpx
@@ -317,14 +319,40 @@ class HttpAdapter(ABC, Generic[TargetT]):
         return upstream_error(self.name, self.api, response.status, response.headers, error)
 
     def _cause(self, exc: aiohttp.ClientError) -> str:
-        """The client's error, named and explained (``ClientConnectorError: ...``)."""
-        text = redact(str(exc).strip(), self._secrets)
+        """The client's error, named and explained (``ClientConnectorError: ...``).
+
+        The target's address is left out (callers see the target's name, never where it
+        is): ``Cannot connect to host 10.0.0.5:8000`` reads ``Cannot connect to host
+        (the target's address)``.
+        """
+        if isinstance(exc, aiohttp.ClientConnectorError):  # its text names host and address
+            failure, number = exc.os_error, exc.os_error.errno
+            reason = os.strerror(number) if number is not None and number > 0 else failure.strerror
+            return f"{type(exc).__name__}: cannot connect ({reason or type(failure).__name__})"
+        text = hide_address(redact(str(exc).strip(), self._secrets), self.url())
         return f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__
 
     def _invalid(self, problem: str) -> ProviderResponseInvalid:
         return ProviderResponseInvalid(
             f"target {self.name!r}: {self.api} {problem}", target=self.name
         )
+
+
+_HIDDEN = "(the target's address)"
+
+
+def hide_address(text: str, url: str) -> str:
+    """``text`` without ``url``, its origin, or its host (with or without its port)."""
+    parts = urlsplit(url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    host = parts.hostname or ""
+    candidates = [url, origin, parts.netloc]
+    if parts.port is None and host:
+        candidates.append(f"{host}:{443 if parts.scheme == 'https' else 80}")
+    candidates.append(host)
+    for candidate in sorted(filter(None, candidates), key=len, reverse=True):
+        text = text.replace(candidate, _HIDDEN)
+    return text
 
 
 # Sampling options each provider's API takes, besides temperature and the token limit (which

@@ -156,7 +156,7 @@ class TargetRuntime:
         self._observer: CallObserver = observer or NoObserver()
         base_url = config.endpoint_url()
         self.base_url = _strip_credentials(base_url) if base_url else None
-        self._where = self.base_url or config.provider
+        self._where = config.provider  # never the base URL: errors reach API callers
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Call the provider within the role's limit, retrying by policy, within the deadline.

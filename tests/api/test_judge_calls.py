@@ -105,7 +105,8 @@ async def test_a_judge_whose_every_try_fails_is_counted_and_named(
     assert record["latency_ms"]["judge"] > 0
     assert record["usage"]["judge"] == {"input_tokens": 0, "output_tokens": 0}
     error_text = record["error"]
-    assert f"target 'local' ({fake_llm.url}/v1): 3 tries in " in error_text
+    assert "target 'local' (openai): 3 tries in " in error_text
+    assert fake_llm.url not in error_text
     assert "answered 503: model is restarting" in error_text
     assert "OpenAI answered" not in error_text  # an OpenAI-compatible server, not OpenAI
     tries = record["evaluator_results"][0]["details"]["tries"]

@@ -18,8 +18,9 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
-from testkit.server import running_service
+from testkit.server import free_port, running_service
 
 pytestmark = pytest.mark.slow
 
@@ -35,8 +36,21 @@ ANSWER = "a" * 32 + "!"
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    data = tmp_path_factory.mktemp("hostile") / "data"
-    with running_service({"PATH": os.defpath, "EVAL_DATA_DIR": str(data)}) as (url, _):
+    """The service with its mock target ``default`` and ``down``: an address nothing serves."""
+    folder = tmp_path_factory.mktemp("hostile")
+    down = f"http://127.0.0.1:{free_port()}/v1"
+    targets = [
+        {"name": "default", "provider": "mock"},
+        {"name": "down", "provider": "openai", "base_url": down, "model": "m", "max_retries": 0},
+    ]
+    (folder / "targets.yaml").write_text(yaml.safe_dump({"targets": targets}), encoding="utf-8")
+    env = {
+        "PATH": os.defpath,
+        "EVAL_DATA_DIR": str(folder / "data"),
+        "EVAL_TARGETS_FILE": str(folder / "targets.yaml"),
+        "EVAL_OPENAI_MODELS": json.dumps({"gpt-down": "down"}),
+    }
+    with running_service(env) as (url, _):
         yield url
 
 
@@ -238,3 +252,67 @@ def test_file_lines_nested_deep_are_a_400(service: str) -> None:
     response = httpx.post(f"{service}/v1/files", data={"purpose": "evals"}, files=files, timeout=60)
     assert response.status_code == 400, response.text[:300]
     assert "nested too deeply" in response.text
+
+
+STRING_CHECK = {
+    "type": "string_check",
+    "name": "same",
+    "input": "{{ sample.output_text }}",
+    "reference": "x",
+    "operation": "eq",
+}
+
+
+def test_v1_provider_failures_name_the_target_never_its_address(service: str) -> None:
+    body = {
+        "data_source_config": {"type": "custom", "item_schema": {"type": "object"}},
+        "testing_criteria": [STRING_CHECK],
+    }
+    eval_id = httpx.post(f"{service}/v1/evals", json=body, timeout=30).json()["id"]
+    run = {
+        "data_source": {
+            "type": "completions",
+            "model": "gpt-down",
+            "source": {"type": "file_content", "content": [{"item": {"q": "hi"}}]},
+            "input_messages": {
+                "type": "template",
+                "template": [{"role": "user", "content": "{{ item.q }}"}],
+            },
+        }
+    }
+    created = httpx.post(f"{service}/v1/evals/{eval_id}/runs", json=run, timeout=30)
+    assert created.status_code == 200, created.text
+    run_id = created.json()["id"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        state = httpx.get(f"{service}/v1/evals/{eval_id}/runs/{run_id}", timeout=30).json()
+        if state["status"] in ("completed", "failed", "canceled"):
+            break
+        time.sleep(0.2)
+    items = httpx.get(f"{service}/v1/evals/{eval_id}/runs/{run_id}/output_items", timeout=30)
+    text = items.text
+    error = items.json()["data"][0]["sample"]["error"]
+    assert "'down'" in error["message"], error
+    assert "127.0.0.1" not in text
+    assert "/v1:" not in text
+
+
+def test_v1_param_names_the_request_field_without_pydantic_steps(service: str) -> None:
+    grader = {
+        "type": "label_model",
+        "name": "label",
+        "model": "gpt-down",
+        "input": [{"role": "user", "content": 5}],
+        "labels": ["a"],
+        "passing_labels": ["a"],
+    }
+    body = {
+        "data_source_config": {"type": "custom", "item_schema": {"type": "object"}},
+        "testing_criteria": [grader, {**STRING_CHECK, "operation": None} | {"name": "b"}],
+    }
+    response = httpx.post(f"{service}/v1/evals", json=body, timeout=30)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["param"] == "testing_criteria[0].input[0].content"
+    assert ".str" not in error["message"]
+    assert "label_model" not in error["message"]

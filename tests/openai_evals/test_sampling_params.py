@@ -15,7 +15,6 @@ from testkit.fake_llm import FakeLLM
 from tests.conftest import ClientFactory, wait_for_run
 
 # Validation errors name the data source's branch, as pydantic locates them.
-COMPLETIONS = "data_source.completions"
 
 
 def completions_run(model: str, sampling_params: dict[str, Any]) -> dict[str, Any]:
@@ -92,7 +91,7 @@ async def test_the_provider_request_carries_the_runs_sampling_params(
             "data_source.sampling_params.tools",
             "file_search",
         ),
-        ("gpt", {"user": "x"}, f"{COMPLETIONS}.sampling_params.user", ""),
+        ("gpt", {"user": "x"}, "data_source.sampling_params.user", ""),
         ("gpt", {"max_tokens": 5, "max_completion_tokens": 6}, "data_source.sampling_params", "5"),
     ],
 )

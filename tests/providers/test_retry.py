@@ -146,7 +146,9 @@ async def test_connection_errors_are_retried_then_reported(make_registry):
         await registry.get("gpt").complete(request_for())
     assert len(sleep.delays) == 1
     detail = caught.value.detail
-    assert detail.startswith("target 'gpt' (http://127.0.0.1:9/v1): 2 tries in ")
+    assert detail.startswith("target 'gpt' (openai): 2 tries in ")
+    assert "127.0.0.1" not in detail  # the target's address is never shown
+    assert "cannot connect (Connection refused)" in detail
     assert "last: no connection (ClientConnectorError" in detail
     assert "OpenAI" not in detail  # the server is OpenAI-compatible, not OpenAI
     assert caught.value.extra["tries"] == 2
