@@ -15,6 +15,8 @@ import contextlib
 import logging
 from typing import Protocol
 
+from sqlalchemy.exc import OperationalError
+
 from app.observability.logging import bind_log_context
 from app.runs.executor import CaseExecutor
 from app.runs.models import RunInfo
@@ -22,6 +24,10 @@ from app.runs.store import RunStore
 from app.runs.summary import summary_document
 
 logger = logging.getLogger("app.runs.supervisor")
+CANCEL_WAIT_SECONDS = 5.0
+"""Longest a cancel request waits for the database before answering (the run is stopped
+here at once either way, and the cancellation written once the database takes it)."""
+CANCEL_RETRY_SECONDS = 1.0
 
 
 class RunScheduler(Protocol):
@@ -52,6 +58,7 @@ class RunSupervisor:
         self._executor = executor
         self._slots = asyncio.Semaphore(max_active_runs)
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._recording: dict[str, asyncio.Task[None]] = {}
         self._closing = False
 
     async def start(self) -> None:
@@ -105,17 +112,53 @@ class RunSupervisor:
         await self._store.finish_run(run_id, status, summary, error=error)
 
     async def cancel(self, run_id: str) -> RunInfo:
-        """Stop a run: no new case starts, in-flight ones are cancelled, results are kept."""
-        run = await self._store.request_cancel(run_id)
+        """Stop a run: no new case starts, in-flight ones are cancelled, results are kept.
+
+        On a busy database (a long write holds it past ``CANCEL_WAIT_SECONDS``) the run is
+        stopped here at once and its cancellation is written as soon as the database lets
+        it: the answer is the run as stored then, never an error.
+        """
+        try:
+            async with asyncio.timeout(CANCEL_WAIT_SECONDS):
+                run = await self._store.request_cancel(run_id)
+        except (TimeoutError, OperationalError) as exc:
+            if isinstance(exc, OperationalError) and "locked" not in str(exc):
+                raise
+            logger.warning("run %s: database busy; cancelled here, written when it can be", run_id)
+            task = self._tasks.get(run_id)
+            if task is not None:
+                task.cancel()  # not awaited: winding down may wait for the database too
+            if run_id not in self._recording:
+                recording = asyncio.create_task(self._record_cancel(run_id))
+                self._recording[run_id] = recording
+                recording.add_done_callback(lambda _: self._recording.pop(run_id, None))
+            return await self._store.get_run(run_id)
         if run.finished:
             return run
+        await self._stop(run_id)
+        await self.finish(run_id, "cancelled")
+        return await self._store.get_run(run_id)
+
+    async def _stop(self, run_id: str) -> None:
         task = self._tasks.get(run_id)
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        await self.finish(run_id, "cancelled")
-        return await self._store.get_run(run_id)
+
+    async def _record_cancel(self, run_id: str) -> None:
+        """Write a cancellation the database was too busy to take, retrying until it does."""
+        await self._stop(run_id)
+        while True:
+            try:
+                run = await self._store.request_cancel(run_id)
+                if not run.finished:
+                    await self.finish(run_id, "cancelled")
+                return
+            except OperationalError as exc:
+                if "locked" not in str(exc):
+                    raise
+                await asyncio.sleep(CANCEL_RETRY_SECONDS)
 
     async def aclose(self) -> None:
         """Stop starting cases, cancel in-flight ones and wait; runs stay resumable."""
@@ -124,4 +167,10 @@ class RunSupervisor:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        recording = list(self._recording.values())  # cancellations not written yet: a last
+        if recording:  # chance, or the runs would resume at the next start
+            _, pending = await asyncio.wait(recording, timeout=CANCEL_WAIT_SECONDS)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*recording, return_exceptions=True)
         await self._executor.aclose()
