@@ -71,8 +71,8 @@ async def grade(grader: Grader, scope: dict[str, Any], tools: _Tools) -> Graded:
         GraderProblem: The grader could not grade (template, model, program, formula).
     """
     context = tools.context
-    if isinstance(grader, StringCheckGrader):
-        return string_check(grader, scope)
+    if isinstance(grader, StringCheckGrader):  # templates render in a worker thread
+        return await context.cpu.run(grader.name, lambda: string_check(grader, scope))
     if isinstance(grader, LabelModelGrader):
         judge = tools.judge(grader.model)
         return await label_model(grader, scope, judge, context.case.id, context.judge_attempts)
@@ -83,7 +83,7 @@ async def grade(grader: Grader, scope: dict[str, Any], tools: _Tools) -> Graded:
         return await python_grader(grader, scope, context.programs)
     if isinstance(grader, MultiGrader):
         return await _multi(grader, scope, tools)
-    return text_similarity(grader, scope)
+    return await context.cpu.run(grader.name, lambda: text_similarity(grader, scope))
 
 
 async def _multi(grader: MultiGrader, scope: dict[str, Any], tools: _Tools) -> Graded:
