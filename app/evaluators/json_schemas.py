@@ -7,7 +7,7 @@ checked once, where it is declared (``schema_problem``): against its dialect's m
 back to itself without reading into the instance (it would recurse without end), and every
 ``pattern``/``patternProperties`` key must compile.
 
-Validation (``validation_errors``) runs on the ``regex`` engine with a time limit for
+Validation (``validation_error``) runs on the ``regex`` engine with a time limit for
 patterns and under one deadline for the whole document (``SCHEMA_SECONDS``): a backtracking
 pattern or a huge ``anyOf`` tree stops with ``SchemaTimeout`` instead of holding the
 process. Callers run it in a worker thread (``regex`` lets go of the GIL while it searches).
@@ -15,6 +15,7 @@ process. Callers run it in a worker thread (``regex`` lets go of the GIL while i
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -23,7 +24,6 @@ from functools import lru_cache
 from typing import Any
 
 import jsonschema
-import orjson
 import referencing
 import referencing.exceptions
 import referencing.jsonschema
@@ -46,8 +46,10 @@ _ONE = (
     *("propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema", "items"),
 )
 _MANY = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
-_NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_NAMED_TOO = ("dependencies",)
+_NAMED = (
+    *("properties", "patternProperties", "$defs", "definitions"),
+    *("dependentSchemas", "dependencies"),
+)
 _IN_PLACE = frozenset({"not", "if", "then", "else", "allOf", "anyOf", "oneOf"})
 _IN_PLACE |= {"dependentSchemas", "dependencies"}
 _REFS = ("$ref", "$dynamicRef", "$recursiveRef")
@@ -133,13 +135,13 @@ def _base_class(schema: Any) -> type[Validator]:
 
 
 @lru_cache(maxsize=64)
-def _validator(schema_json: bytes) -> Validator:
-    schema = orjson.loads(schema_json)
+def _validator(schema_json: str) -> Validator:
+    schema = json.loads(schema_json)
     return _safe_class(_base_class(schema))(schema, registry=REGISTRY)
 
 
-def _key(schema: Any) -> bytes:
-    return orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+def _key(schema: Any) -> str:
+    return json.dumps(schema, sort_keys=True)  # orjson refuses integers past 64 bits
 
 
 @dataclass(frozen=True)
@@ -163,8 +165,9 @@ def validation_error(
         validator = _validator(_key(schema))
         error = jsonschema.exceptions.best_match(validator.iter_errors(document))
     except (RecursionError, referencing.exceptions.Unresolvable) as exc:
-        message = "the schema recurses without end" if isinstance(exc, RecursionError) else ""
-        return SchemaError((), message or f"the schema cannot be applied: {exc}")
+        if isinstance(exc, RecursionError):
+            return SchemaError((), "the document nests too deep for this schema")
+        return SchemaError((), f"the schema cannot be applied: {exc}")
     finally:
         _DEADLINE.reset(token)
     if error is None:
@@ -178,8 +181,8 @@ def schema_problem(schema: Any) -> str | None:
 
 
 @lru_cache(maxsize=256)
-def _problem(schema_json: bytes) -> str | None:
-    return _problem_of(orjson.loads(schema_json))
+def _problem(schema_json: str) -> str | None:
+    return _problem_of(json.loads(schema_json))
 
 
 def _problem_of(schema: Any) -> str | None:
@@ -288,7 +291,7 @@ def _children(schema: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         if isinstance(schema.get(keyword), list):
             for child in schema[keyword]:
                 yield keyword, child
-    for keyword in (*_NAMED, *_NAMED_TOO):
+    for keyword in _NAMED:
         if isinstance(schema.get(keyword), dict):
             for child in schema[keyword].values():
                 yield keyword, child

@@ -316,3 +316,17 @@ def test_v1_param_names_the_request_field_without_pydantic_steps(service: str) -
     assert error["param"] == "testing_criteria[0].input[0].content"
     assert ".str" not in error["message"]
     assert "label_model" not in error["message"]
+
+
+@pytest.mark.parametrize("depth", [50_000])
+def test_v1_bodies_refuse_nan_and_deep_nesting_as_other_bodies_do(service: str, depth: int) -> None:
+    criteria = json.dumps([STRING_CHECK])
+    nan = '{"data_source_config": {"type": "custom", "item_schema": {"maximum": NaN}}, '
+    deep = "[" * depth + "]" * depth
+    nested = '{"data_source_config": {"type": "custom", "item_schema": {"x": ' + deep + "}}, "
+    headers = {"content-type": "application/json"}
+    for body, said in ((nan, "NaN is not a JSON number"), (nested, "parsing the body")):
+        content = body + f'"testing_criteria": {criteria}}}'
+        response = httpx.post(f"{service}/v1/evals", content=content, headers=headers, timeout=30)
+        assert response.status_code == 400, response.text[:300]
+        assert said in response.json()["error"]["message"]

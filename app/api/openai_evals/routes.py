@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
 
 from app.api.auth import CallerDep
+from app.api.body import text_json_body
 from app.api.dependencies import ServicesDep
 from app.api.openai_evals.errors import openai_responses
 from app.schemas.openai_evals import (
@@ -33,7 +34,13 @@ from app.services.openai_views import output_item_id
 
 SAMPLE_SUMMARY = "The sample a fresh server creates on the mock target"
 
-router = APIRouter(prefix="/v1/evals", tags=["openai-evals"])
+router = APIRouter(
+    prefix="/v1/evals",
+    tags=["openai-evals"],
+    # The service's own JSON reader too: NaN/Infinity, lone surrogates and deep nesting are
+    # refused by name, as in every other body (FastAPI's reader takes the first two).
+    dependencies=[Depends(text_json_body)],
+)
 
 
 async def get_service(services: ServicesDep) -> OpenAIEvalService:
