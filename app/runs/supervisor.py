@@ -30,6 +30,11 @@ here at once either way, and the cancellation written once the database takes it
 CANCEL_RETRY_SECONDS = 1.0
 
 
+def _busy(error: BaseException | None) -> bool:
+    """Whether ``error`` is SQLite's ``database is locked`` (another writer holds it)."""
+    return isinstance(error, OperationalError) and "locked" in str(error)
+
+
 class RunScheduler(Protocol):
     """What the runs service asks of the part that executes runs (embedded or fleet)."""
 
@@ -116,27 +121,26 @@ class RunSupervisor:
 
         On a busy database (a long write holds it past ``CANCEL_WAIT_SECONDS``) the run is
         stopped here at once and its cancellation is written as soon as the database lets
-        it: the answer is the run as stored then, never an error.
+        it: the answer is the run as stored then, never an error. The write is not
+        interrupted (its rollback would wait for the database too): it goes on in a task.
         """
-        try:
-            async with asyncio.timeout(CANCEL_WAIT_SECONDS):
-                run = await self._store.request_cancel(run_id)
-        except (TimeoutError, OperationalError) as exc:
-            if isinstance(exc, OperationalError) and "locked" not in str(exc):
-                raise
-            logger.warning("run %s: database busy; cancelled here, written when it can be", run_id)
-            task = self._tasks.get(run_id)
-            if task is not None:
-                task.cancel()  # not awaited: winding down may wait for the database too
-            if run_id not in self._recording:
-                recording = asyncio.create_task(self._record_cancel(run_id))
-                self._recording[run_id] = recording
-                recording.add_done_callback(lambda _: self._recording.pop(run_id, None))
+        attempt = asyncio.create_task(self._store.request_cancel(run_id))
+        done, _ = await asyncio.wait({attempt}, timeout=CANCEL_WAIT_SECONDS)
+        if done and not _busy(attempt.exception()):
+            run = attempt.result()
+            if run.finished:
+                return run
+            await self._stop(run_id)
+            await self.finish(run_id, "cancelled")
             return await self._store.get_run(run_id)
-        if run.finished:
-            return run
-        await self._stop(run_id)
-        await self.finish(run_id, "cancelled")
+        logger.warning("run %s: database busy; cancelled here, written when it can be", run_id)
+        task = self._tasks.get(run_id)
+        if task is not None:
+            task.cancel()  # not awaited: winding down may wait for the database too
+        if run_id not in self._recording:
+            recording = asyncio.create_task(self._record_cancel(run_id, attempt))
+            self._recording[run_id] = recording
+            recording.add_done_callback(lambda _: self._recording.pop(run_id, None))
         return await self._store.get_run(run_id)
 
     async def _stop(self, run_id: str) -> None:
@@ -146,19 +150,21 @@ class RunSupervisor:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def _record_cancel(self, run_id: str) -> None:
+    async def _record_cancel(self, run_id: str, attempt: asyncio.Task[RunInfo]) -> None:
         """Write a cancellation the database was too busy to take, retrying until it does."""
         await self._stop(run_id)
         while True:
             try:
-                run = await self._store.request_cancel(run_id)
-                if not run.finished:
-                    await self.finish(run_id, "cancelled")
-                return
+                run = await attempt
             except OperationalError as exc:
-                if "locked" not in str(exc):
+                if not _busy(exc):
                     raise
                 await asyncio.sleep(CANCEL_RETRY_SECONDS)
+                attempt = asyncio.create_task(self._store.request_cancel(run_id))
+                continue
+            if not run.finished:
+                await self.finish(run_id, "cancelled")
+            return
 
     async def aclose(self) -> None:
         """Stop starting cases, cancel in-flight ones and wait; runs stay resumable."""

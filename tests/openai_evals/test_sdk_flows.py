@@ -333,4 +333,4 @@ def test_errors_are_the_sdks_own_classes(client: OpenAI) -> None:
     assert not_text.status_code == 400
     error = not_text.json()["error"]
     assert error["param"] == "name"
-    assert "unicode string" in error["message"]
+    assert "lone surrogate" in error["message"]
