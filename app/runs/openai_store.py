@@ -356,6 +356,25 @@ class OpenAIEvalStore:
             exists_ok=exists_ok,
         )
 
+    async def list_files(
+        self, owner: str | None, *, purpose: str | None, after: str | None, limit: int, order: str
+    ) -> tuple[list[StoredFile], bool]:
+        """One page of files (of ``purpose`` when given) after the file ``after``."""
+        query = select(OpenAIFileRow)
+        if owner is not None:
+            query = query.where(OpenAIFileRow.owner == owner)
+        if purpose is not None:
+            query = query.where(OpenAIFileRow.purpose == purpose)
+        key = (OpenAIFileRow.created_at, OpenAIFileRow.id)
+        if after is not None:
+            anchor = await self.get_file(after, owner)
+            query = query.where(_beyond(key, (anchor.created_at, anchor.id), order))
+        query = _ordered(query, key, order).limit(limit + 1)
+        async with self._runs._session() as session:
+            rows = (await session.scalars(query)).all()
+        items, more = _page(rows, limit)
+        return [_file(row) for row in items], more
+
     async def get_file(self, file_id: str, owner: str | None) -> StoredFile:
         """The file, if ``owner`` may see it.
 
@@ -366,20 +385,24 @@ class OpenAIEvalStore:
             row = await session.get(OpenAIFileRow, file_id)
         if row is None or (owner is not None and row.owner != owner):
             raise NotFound(f"no file has the id {file_id!r}")
-        return StoredFile(
-            id=row.id,
-            owner=row.owner,
-            filename=row.filename,
-            purpose=row.purpose,
-            bytes=row.bytes,
-            content=row.content,
-            created_at=_moment(row.created_at),
-        )
+        return _file(row)
 
     async def delete_file(self, file_id: str) -> None:
         """Remove the file."""
         async with self._runs._writing() as session:
             await session.execute(delete(OpenAIFileRow).where(OpenAIFileRow.id == file_id))
+
+
+def _file(row: OpenAIFileRow) -> StoredFile:
+    return StoredFile(
+        id=row.id,
+        owner=row.owner,
+        filename=row.filename,
+        purpose=row.purpose,
+        bytes=row.bytes,
+        content=row.content,
+        created_at=_moment(row.created_at),
+    )
 
 
 def _output(row: Row[int, str, str, datetime]) -> StoredOutput:

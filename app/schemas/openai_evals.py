@@ -175,8 +175,8 @@ class ListPage(BaseModel, Generic[ItemT]):
 
     object: Literal["list"] = "list"
     data: list[ItemT]
-    first_id: str | None
-    last_id: str | None
+    first_id: str = Field(description="Empty on an empty page.")
+    last_id: str = Field(description="Empty on an empty page.")
     has_more: bool
 
 
@@ -233,7 +233,7 @@ class EvalRunObject(BaseModel):
     id: str
     eval_id: str
     name: str
-    model: str | None
+    model: str = Field(description="The model asked; empty for a `jsonl` run (none is).")
     status: RunStatus
     created_at: int
     metadata: Metadata
@@ -256,9 +256,9 @@ class EvalRunDeleted(BaseModel):
 class GraderResult(BaseModel):
     """One testing criterion's outcome on an item."""
 
-    name: str
+    name: str = Field(description="The testing criterion's id (`<name>-<uuid>`).")
     type: str
-    score: float | None
+    score: float = Field(description="0 when the grader could not grade (`error` says why).")
     passed: bool
     sample: dict[str, Any] | None = None
     error: str | None = None
@@ -283,16 +283,16 @@ class ChatTurn(BaseModel):
 class Sample(BaseModel):
     """What the candidate was asked and answered."""
 
-    model: str | None
+    model: str
     input: list[ChatTurn]
     output: list[ChatTurn]
     usage: SampleUsage
     error: ApiError | None
-    finish_reason: str | None = None
-    temperature: float | None = None
-    max_completion_tokens: int | None = None
-    top_p: float | None = None
-    seed: int | None = None
+    finish_reason: str = Field(description="`stop`, or `error` when the item errored.")
+    temperature: float
+    max_completion_tokens: int = Field(description="0 when no limit was sent.")
+    top_p: float
+    seed: int
 
 
 class OutputItem(BaseModel):
@@ -303,7 +303,7 @@ class OutputItem(BaseModel):
     eval_id: str
     run_id: str
     created_at: int
-    status: Literal["pass", "fail"]
+    status: Literal["pass", "fail", "error"]
     datasource_item_id: int
     datasource_item: dict[str, Any]
     results: list[GraderResult]

@@ -8,6 +8,8 @@ resumed and cancelled by the run store and supervisor.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 from typing import Any, TypeVar
 
@@ -60,9 +62,9 @@ from app.schemas.openai_examples import (
 from app.services.openai_cases import build_cases, check_items, invalid, rows_of_file
 from app.services.openai_files import OpenAIFiles
 from app.services.openai_views import (
-    FAILED,
-    PASSED,
+    ITEM_STATUSES,
     STORED_STATUSES,
+    Sampling,
     data_source_schema,
     eval_object,
     output_item,
@@ -128,6 +130,10 @@ class OpenAIEvalService:
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
             raise invalid("testing_criteria", f"names must be unique; repeated: {duplicates}")
+        ids = [criterion.id for criterion in request.testing_criteria if criterion.id]
+        repeated = sorted({ident for ident in ids if ids.count(ident) > 1})
+        if repeated:
+            raise invalid("testing_criteria", f"ids must be unique; repeated: {repeated}")
 
     def _new_eval(self, request: EvalCreateRequest, caller: str | None, eval_id: str) -> StoredEval:
         self._check_criteria(request)
@@ -145,7 +151,9 @@ class OpenAIEvalService:
                 "type": "custom",
                 "schema": data_source_schema(config.item_schema, config.include_sample_schema),
             },
-            testing_criteria=[c.model_dump(exclude_none=True) for c in request.testing_criteria],
+            testing_criteria=[
+                _with_id(c.model_dump(exclude_none=True)) for c in request.testing_criteria
+            ],
             created_at=now,
             updated_at=now,
         )
@@ -219,12 +227,36 @@ class OpenAIEvalService:
         return rows, f"file {source.id!r} row"
 
     async def create_run(
-        self, eval_id: str, request: RunCreateRequest, caller: str | None, base_url: str
+        self,
+        eval_id: str,
+        request: RunCreateRequest,
+        caller: str | None,
+        base_url: str,
+        idempotency_key: str | None = None,
     ) -> EvalRunObject:
-        """Build the run's cases, store it as a durable run and start it."""
+        """Build the run's cases, store it as a durable run and start it.
+
+        With an ``Idempotency-Key``, the same key and body give back the run they created
+        (nothing is started again); the same key with another body is a 409.
+        """
         stored_eval = await self._store.get_eval(eval_id, caller)
+        idempotency = None
+        if idempotency_key:
+            body = json.dumps(
+                [eval_id, request.model_dump(mode="json")], sort_keys=True, ensure_ascii=False
+            )
+            idempotency = (
+                f"{caller or ''}:{idempotency_key}",
+                hashlib.sha256(body.encode()).hexdigest(),
+            )
+            existing = await self._runs.run_for_key(*idempotency)
+            if existing is not None:
+                stored = await self._store.get_eval_run(eval_id, existing.id)
+                return await self._view(stored_eval, stored, base_url)
         run_id = f"evalrun_{uuid.uuid4().hex}"
-        stored = await self._start_run(stored_eval, request, caller, run_id)
+        stored = await self._start_run(
+            stored_eval, request, caller, run_id, idempotency=idempotency
+        )
         return await self._view(stored_eval, stored, base_url)
 
     async def _start_run(
@@ -276,9 +308,9 @@ class OpenAIEvalService:
             NewCase(eval_id=c.case.id, definition=case_definition(c), candidate_answer=answer)
             for c, answer in cases
         )
-        _, created = await self._runs.create_run(new_run, new_cases, idempotency=idempotency)
+        info, created = await self._runs.create_run(new_run, new_cases, idempotency=idempotency)
         stored = StoredEvalRun(
-            id=run_id,
+            id=info.id,  # another request's run when it won the race for the same key
             eval_id=stored_eval.id,
             name=request.name or f"run of {stored_eval.name}",
             model=model or "",
@@ -290,6 +322,27 @@ class OpenAIEvalService:
         if created:
             self._supervisor.submit(run_id)
         return stored
+
+    def sampling(self, stored: StoredEvalRun) -> Sampling:
+        """What a run's samples report: the values given, else the target's, else defaults."""
+        params = stored.data_source.get("sampling_params") or {}
+        config = None
+        if stored.model:
+            name = self._settings.openai_models.get(stored.model, stored.model)
+            try:
+                config = self._providers.get(name).config
+            except UnknownTarget:
+                config = None  # the target was removed since: report what the run gave
+        limits = [params.get(key) for key in ("max_completion_tokens", "max_completions_tokens")]
+        limits += [params.get("max_tokens"), getattr(config, "max_output_tokens", None)]
+        temperatures = [params.get("temperature"), getattr(config, "temperature", None)]
+        defaults = Sampling()
+        return Sampling(
+            temperature=next((t for t in temperatures if t is not None), defaults.temperature),
+            max_completion_tokens=next((n for n in limits if n is not None), 0),
+            top_p=params["top_p"] if params.get("top_p") is not None else defaults.top_p,
+            seed=params["seed"] if params.get("seed") is not None else defaults.seed,
+        )
 
     def _candidate_options(self, target: str, params: SamplingParams) -> ModelOptions:
         """The run's candidate options; a parameter the target's API does not take is a 400."""
@@ -418,7 +471,7 @@ class OpenAIEvalService:
         """One page of the run's finished items (``pass`` or ``fail`` only, if asked)."""
         await self._store.get_eval(eval_id, caller)
         stored = await self._store.get_eval_run(eval_id, run_id)
-        statuses = {"pass": PASSED, "fail": FAILED}.get(status or "", ())
+        statuses = ITEM_STATUSES.get(status or "", ())
         seq = None
         if after is not None:
             seq = output_item_seq(after)
@@ -427,7 +480,8 @@ class OpenAIEvalService:
         outputs, more = await self._store.output_items(
             run_id, statuses=statuses, after=seq, limit=limit, order=order
         )
-        return _page([output_item(stored, o) for o in outputs], more)
+        sampling = self.sampling(stored)
+        return _page([output_item(stored, o, sampling) for o in outputs], more)
 
     async def get_output_item(
         self, eval_id: str, run_id: str, item_id: str, caller: str | None
@@ -440,14 +494,21 @@ class OpenAIEvalService:
         output = await self._store.output_item(run_id, seq) if ours and seq is not None else None
         if output is None:
             raise NotFound(f"run {run_id!r} has no output item with the id {item_id!r}")
-        return output_item(stored, output)
+        return output_item(stored, output, self.sampling(stored))
 
 
 def _page(items: list[ItemT], more: bool) -> ListPage[ItemT]:
-    ids = [getattr(item, "id", None) for item in items]
+    ids = [str(getattr(item, "id", "")) for item in items]
     return ListPage[ItemT](
         data=items,
-        first_id=ids[0] if ids else None,
-        last_id=ids[-1] if ids else None,
+        first_id=ids[0] if ids else "",
+        last_id=ids[-1] if ids else "",
         has_more=more,
     )
+
+
+def _with_id(criterion: dict[str, Any]) -> dict[str, Any]:
+    """The criterion with its ``id``: the one given, else ``<name>-<uuid>`` as OpenAI makes."""
+    if criterion.get("id"):
+        return criterion
+    return {**criterion, "id": f"{criterion['name']}-{uuid.uuid4()}"}

@@ -9,7 +9,7 @@ import anyio.to_thread
 from app.errors import NotFound
 from app.runs.openai_store import OpenAIEvalStore, StoredFile
 from app.runs.store_base import utc_now
-from app.schemas.openai_evals import FileDeleted, FileObject
+from app.schemas.openai_evals import FileDeleted, FileObject, ListPage
 from app.schemas.openai_examples import SAMPLE_FILE_CONTENT, SAMPLE_FILE_ID
 from app.services.openai_cases import invalid, rows_of_file
 from app.settings import Settings
@@ -73,6 +73,21 @@ class OpenAIFiles:
             created_at=utc_now(),
         )
         await self._store.add_file(sample, exists_ok=True)
+
+    async def list(
+        self, caller: str | None, *, purpose: str | None, after: str | None, limit: int, order: str
+    ) -> ListPage[FileObject]:
+        """One page of the caller's files (of ``purpose`` when given)."""
+        files, more = await self._store.list_files(
+            caller, purpose=purpose, after=after, limit=limit, order=order
+        )
+        ids = [stored.id for stored in files]
+        return ListPage[FileObject](
+            data=[file_object(stored) for stored in files],
+            first_id=ids[0] if ids else "",
+            last_id=ids[-1] if ids else "",
+            has_more=more,
+        )
 
     async def get(self, file_id: str, caller: str | None) -> FileObject:
         """The file's description."""

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from app.evaluation.openai_graders.runner import criterion_id
 from app.runs.models import RunInfo
 from app.runs.openai_store import RunTally, StoredEval, StoredEvalRun, StoredOutput
 from app.schemas.openai_evals import (
@@ -32,10 +34,44 @@ RUN_STATUSES: dict[str, RunStatus] = {
 """Durable run status -> the OpenAI run status."""
 STORED_STATUSES: dict[str, str] = {value: key for key, value in RUN_STATUSES.items()}
 PASSED = ("passed",)
-FAILED = ("failed", "borderline", "error", "judge_error")
-"""Record statuses an output item shows as ``pass`` and as ``fail`` (errors included)."""
-ERRORED = frozenset({"error", "judge_error"})
+FAILED = ("failed", "borderline")
+ERRORED = ("error", "judge_error")
+"""Record statuses an output item shows as ``pass``, ``fail`` and ``error``."""
+ITEM_STATUSES = {"pass": PASSED, "fail": FAILED, "error": ERRORED}
 OUTPUT_ITEM_PREFIX = "outputitem_"
+DEFAULT_TEMPERATURE = 1.0
+DEFAULT_TOP_P = 1.0
+DEFAULT_SEED = 42
+"""The sampling defaults OpenAI's description gives (``sampling_params``), shown in a
+sample for a parameter the candidate was not sent."""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """The sampling parameters a run's samples report (``temperature``, ``top_p``...).
+
+    ``max_completion_tokens`` is 0 when no limit was sent (the description gives no default).
+    """
+
+    temperature: float = DEFAULT_TEMPERATURE
+    max_completion_tokens: int = 0
+    top_p: float = DEFAULT_TOP_P
+    seed: int = DEFAULT_SEED
+
+    def given(self, sample: dict[str, Any] | None) -> Sampling:
+        """These values, overridden by those a JSONL row's ``sample`` carries."""
+        sample = sample or {}
+        values = {
+            key: sample[key]
+            for key, kind in (
+                ("temperature", (int, float)),
+                ("max_completion_tokens", int),
+                ("top_p", (int, float)),
+                ("seed", int),
+            )
+            if isinstance(sample.get(key), kind) and not isinstance(sample.get(key), bool)
+        }
+        return Sampling(**{**self.__dict__, **values})
 
 
 def eval_object(stored: StoredEval) -> EvalObject:
@@ -74,14 +110,15 @@ def output_item_seq(item_id: str) -> int | None:
     return int(tail)
 
 
-def _counts(run: RunInfo, tally: RunTally) -> ResultCounts:
+def _counts(tally: RunTally) -> ResultCounts:
     def count(statuses: Iterable[str]) -> int:
         return sum(tally.statuses.get(status, 0) for status in statuses)
 
+    # ``total`` counts the items executed so far (OpenAI's "executed output items").
     return ResultCounts(
-        total=run.total,
+        total=sum(tally.statuses.values()),
         passed=count(PASSED),
-        failed=count(set(FAILED) - ERRORED),
+        failed=count(FAILED),
         errored=count(ERRORED),
     )
 
@@ -89,28 +126,33 @@ def _counts(run: RunInfo, tally: RunTally) -> ResultCounts:
 def _criteria(criteria: Sequence[dict[str, Any]], tally: RunTally) -> list[CriterionResult]:
     results = []
     for criterion in criteria:
-        name = str(criterion["name"])
+        name = criterion_id(criterion)
         passed, failed = tally.graders.get(name, (0, 0))
         results.append(CriterionResult(testing_criteria=name, passed=passed, failed=failed))
     return results
 
 
 def _usage(model: str | None, judges: Sequence[str], tally: RunTally) -> list[ModelUsage]:
-    usages = []
+    """One entry per model: a model both candidate and judge is one entry of both roles' use."""
+    totals: dict[str, list[int]] = {}
     for role, name in (("candidate", model), ("judge", ", ".join(judges) or None)):
         calls = tally.calls.get(role, 0)
         prompt, completion = tally.tokens.get(role, (0, 0))
-        if name is not None and (calls or prompt or completion):
-            usages.append(
-                ModelUsage(
-                    model_name=name,
-                    invocation_count=calls,
-                    prompt_tokens=prompt,
-                    completion_tokens=completion,
-                    total_tokens=prompt + completion,
-                )
-            )
-    return usages
+        if name and (calls or prompt or completion):
+            entry = totals.setdefault(name, [0, 0, 0])
+            entry[0] += calls
+            entry[1] += prompt
+            entry[2] += completion
+    return [
+        ModelUsage(
+            model_name=name,
+            invocation_count=calls,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            total_tokens=prompt + completion,
+        )
+        for name, (calls, prompt, completion) in totals.items()
+    ]
 
 
 def run_object(
@@ -127,12 +169,12 @@ def run_object(
         id=run.id,
         eval_id=stored.eval_id,
         name=stored.name,
-        model=stored.model or None,
+        model=stored.model,
         status=RUN_STATUSES.get(run.status, "failed"),
         created_at=int(stored.created_at.timestamp()),
         metadata=stored.metadata,
         data_source=stored.data_source,
-        result_counts=_counts(run, tally),
+        result_counts=_counts(tally),
         per_model_usage=_usage(stored.model or None, judges, tally),
         per_testing_criteria_results=_criteria(criteria, tally),
         error=error,
@@ -141,45 +183,68 @@ def run_object(
 
 
 def _sample(
-    stored: StoredEvalRun, record: dict[str, Any], item_sample: dict[str, Any] | None
+    stored: StoredEvalRun,
+    record: dict[str, Any],
+    item_sample: dict[str, Any] | None,
+    sampling: Sampling,
 ) -> Sample:
     raw = record.get("raw_request") or {}
     turns = [ChatTurn(role=m["role"], content=m["content"]) for m in raw.get("chatPrompt") or []]
     tokens = (record.get("usage") or {}).get("candidate") or {}
     prompt, completion = tokens.get("input_tokens", 0), tokens.get("output_tokens", 0)
     answer = record.get("candidate_answer")
-    if item_sample is not None and isinstance(item_sample.get("output_text"), str):
-        answer = item_sample["output_text"]
+    model = stored.model
+    if item_sample is not None:
+        if isinstance(item_sample.get("output_text"), str):
+            answer = item_sample["output_text"]
+        if not model and isinstance(item_sample.get("model"), str):
+            model = item_sample["model"]
+        sampling = sampling.given(item_sample)
     error = record.get("error")
-    params = stored.data_source.get("sampling_params") or {}
+    if error:
+        finish_reason = "error"
+    elif isinstance(item_sample, dict) and isinstance(item_sample.get("finish_reason"), str):
+        finish_reason = item_sample["finish_reason"]
+    else:
+        finish_reason = "stop"
     return Sample(
-        model=stored.model or None,
+        model=model,
         input=turns if stored.model else [],
         output=[ChatTurn(role="assistant", content=answer)] if answer is not None else [],
         usage=SampleUsage(
             prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
         ),
         error=ApiError(code="sample_error", message=error) if error else None,
-        finish_reason="stop" if answer is not None and not error else None,
-        temperature=params.get("temperature"),
-        max_completion_tokens=params.get("max_completion_tokens"),
+        finish_reason=finish_reason,
+        temperature=sampling.temperature,
+        max_completion_tokens=sampling.max_completion_tokens,
+        top_p=sampling.top_p,
+        seed=sampling.seed,
     )
 
 
 def _result(entry: dict[str, Any]) -> GraderResult:
     details = entry.get("details") or {}
     failed = entry.get("status") != "ok"
+    score = entry.get("score")
     return GraderResult(
         name=entry["name"],
         type=entry["type"],
-        score=entry.get("score"),
+        score=score if isinstance(score, int | float) else 0.0,
         passed=bool(entry.get("passed")),
         sample=details.get("sample"),
         error=entry.get("reasoning") if failed else None,
     )
 
 
-def output_item(stored: StoredEvalRun, output: StoredOutput) -> OutputItem:
+def item_status(record_status: str | None) -> str:
+    """An output item's status: ``pass``, ``fail``, or ``error`` when a step could not run."""
+    return next(
+        (name for name, statuses in ITEM_STATUSES.items() if record_status in statuses), "fail"
+    )
+
+
+def output_item(stored: StoredEvalRun, output: StoredOutput, sampling: Sampling) -> OutputItem:
     """The ``eval.run.output_item`` of one finished case."""
     record = output.record
     case = output.definition.get("case") or {}
@@ -191,9 +256,9 @@ def output_item(stored: StoredEvalRun, output: StoredOutput) -> OutputItem:
         eval_id=stored.eval_id,
         run_id=stored.id,
         created_at=int(output.created_at.timestamp()),
-        status="pass" if record.get("status") in PASSED else "fail",
+        status=item_status(record.get("status")),
         datasource_item_id=output.seq,
         datasource_item=item,
         results=[_result(entry) for entry in record.get("evaluator_results") or []],
-        sample=_sample(stored, record, given),
+        sample=_sample(stored, record, given, sampling),
     )

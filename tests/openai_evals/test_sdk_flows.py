@@ -22,6 +22,7 @@ import yaml
 from openai import OpenAI
 
 from testkit.fake_llm import FakeLLM
+from testkit.openai_spec import SpecValidator
 from testkit.server import running_service
 
 pytestmark = pytest.mark.slow
@@ -39,7 +40,7 @@ ITEM_SCHEMA: dict[str, object] = {
 
 
 @pytest.fixture
-def client(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[OpenAI]:
+def client(tmp_path: Path, fake_llm: FakeLLM, spec_validator: SpecValidator) -> Iterator[OpenAI]:
     targets = tmp_path / "targets.yaml"
     fake = {"name": "fake", "provider": "openai", "base_url": f"{fake_llm.url}/v1", "model": "m"}
     targets.write_text(yaml.safe_dump({"targets": [fake]}), encoding="utf-8")
@@ -53,9 +54,17 @@ def client(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[OpenAI]:
     }
     with (
         running_service(env) as (url, _),
-        OpenAI(base_url=f"{url}/v1", api_key="not-checked", max_retries=0, timeout=20) as sdk,
+        httpx.Client(event_hooks={"response": [spec_validator.sync_hook]}) as http,
+        OpenAI(
+            base_url=f"{url}/v1",
+            api_key="not-checked",
+            max_retries=0,
+            timeout=20,
+            http_client=http,  # type: ignore[arg-type]  # typed for httpx2, takes httpx too
+        ) as sdk,
     ):
         yield sdk
+    assert spec_validator.checked > 0
 
 
 def wait_until(sdk: OpenAI, eval_id: str, run_id: str, statuses: set[str]) -> Any:
@@ -132,7 +141,11 @@ def test_cookbook_flow_on_the_fake_llm(client: OpenAI, fake_llm: FakeLLM) -> Non
     done = wait_until(client, ev.id, run.id, {"completed", "failed"})
     assert done.status == "completed"
     assert (done.result_counts.passed, done.result_counts.failed) == (2, 2)
-    criteria = {r.testing_criteria: (r.passed, r.failed) for r in done.per_testing_criteria_results}
+    names = {c.to_dict()["id"]: c.name for c in ev.testing_criteria}
+    assert all(ident.startswith(f"{name}-") for ident, name in names.items())
+    criteria = {
+        names[r.testing_criteria]: (r.passed, r.failed) for r in done.per_testing_criteria_results
+    }
     assert criteria == {"label matches": (2, 2), "judged correct": (4, 0)}
     assert done.report_url.endswith(f"/runs/{run.id}")
     usage = {u.run_model_name: u for u in done.per_model_usage}
@@ -152,7 +165,7 @@ def test_cookbook_flow_on_the_fake_llm(client: OpenAI, fake_llm: FakeLLM) -> Non
     }
     first = failing[0]
     assert first.sample.output[0].content == first.datasource_item["ticket_text"]
-    results = {result.name: result for result in first.results}
+    results = {names[result.name]: result for result in first.results}
     assert results["label matches"].passed is False
     assert results["judged correct"].passed is True
     again = client.evals.runs.output_items.retrieve(first.id, eval_id=ev.id, run_id=run.id)
@@ -260,12 +273,13 @@ def test_jsonl_run_with_similarity_multi_and_score_model_on_the_mock(client: Ope
     done = wait_until(client, ev.id, run.id, {"completed", "failed"})
     assert (done.result_counts.passed, done.result_counts.failed) == (1, 1)
     items = client.evals.runs.output_items.list(run.id, eval_id=ev.id, order="asc").data
-    scores = [{r.name: r.score for r in item.results} for item in items]
+    names = {c.to_dict()["id"]: c.name for c in ev.testing_criteria}
+    scores = [{names[r.name]: r.score for r in item.results} for item in items]
     assert scores[0]["close"] == pytest.approx(1.0)
     assert scores[0]["blend"] == pytest.approx(1.0)
     assert scores[1]["close"] < 0.8
     assert scores[0]["quality"] == 0
-    quality = next(r for r in items[0].results if r.name == "quality")
+    quality = next(r for r in items[0].results if names[r.name] == "quality")
     assert quality.sample is not None
     assert quality.sample["input"] == [{"role": "user", "content": "Rate: Paris is the capital"}]
     assert items[0].sample.output[0].content == "Paris is the capital"

@@ -67,6 +67,11 @@ _DOCUMENTED: dict[int, tuple[str, str, str | None]] = {
         "no eval has the id 'eval_0f0c6d3e8a7b4f3c9e2d1a0b5c4d3e2f'",
         None,
     ),
+    409: (
+        "This `Idempotency-Key` was used before with another body (`ConflictError`).",
+        "this Idempotency-Key was already used with a different request body",
+        None,
+    ),
     413: (
         "The body is over the operator's limit.",
         "the request body is larger than the limit of 5242880 bytes",

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, File, Form, Path, UploadFile
+from fastapi import APIRouter, File, Form, Path, Query, UploadFile
 from fastapi.responses import PlainTextResponse
 
 from app.api.auth import CallerDep
 from app.api.openai_evals.routes import ERRORS, SAMPLE_SUMMARY, EvalsDep
-from app.schemas.openai_evals import FileDeleted, FileObject
+from app.schemas.openai_evals import FileDeleted, FileObject, ListPage
 from app.schemas.openai_examples import SAMPLE_FILE_CONTENT, SAMPLE_FILE_ID
 
 router = APIRouter(prefix="/v1/files", tags=["openai-evals"])
@@ -36,6 +36,21 @@ async def upload_file(
     """Store the file; every line is checked now."""
     content = await file.read()
     return await evals.files.upload(file.filename or "upload.jsonl", purpose, content, caller.id)
+
+
+@router.get("", operation_id="openai_list_files", summary="List files", responses=ERRORS)
+async def list_files(
+    evals: EvalsDep,
+    caller: CallerDep,
+    purpose: Annotated[str | None, Query(max_length=100, description="Only this purpose.")] = None,
+    after: Annotated[
+        str | None, Query(max_length=200, description="`last_id` of the previous page.")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=10_000, description="Page size.")] = 10_000,
+    order: Annotated[Literal["asc", "desc"], Query(description="By creation time.")] = "desc",
+) -> ListPage[FileObject]:
+    """One page of the caller's files, newest first unless `order=asc`."""
+    return await evals.files.list(caller.id, purpose=purpose, after=after, limit=limit, order=order)
 
 
 @router.get("/{file_id}", operation_id="openai_get_file", summary="A file", responses=ERRORS)

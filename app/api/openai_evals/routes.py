@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Body, Depends, Path, Query, Request
+from fastapi import APIRouter, Body, Depends, Header, Path, Query, Request
 
 from app.api.auth import CallerDep
 from app.api.body import text_json_body
@@ -99,7 +99,13 @@ def _base(request: Request) -> str:
     return str(request.base_url)
 
 
-@router.post("", operation_id="openai_create_eval", summary="Create an eval", responses=ERRORS)
+@router.post(
+    "",
+    operation_id="openai_create_eval",
+    summary="Create an eval",
+    responses=ERRORS,
+    status_code=201,
+)
 async def create_eval(body: EvalBody, evals: EvalsDep, caller: CallerDep) -> EvalObject:
     """Store an eval: the items' schema and the testing criteria each item is graded by."""
     return await evals.create_eval(body, caller.id)
@@ -145,13 +151,30 @@ async def delete_eval(eval_id: EvalId, evals: EvalsDep, caller: CallerDep) -> Ev
 
 
 @router.post(
-    "/{eval_id}/runs", operation_id="openai_create_run", summary="Start a run", responses=ERRORS
+    "/{eval_id}/runs",
+    operation_id="openai_create_run",
+    summary="Start a run",
+    responses=openai_responses(400, 404, 409),
+    status_code=201,
 )
 async def create_run(
-    eval_id: EvalId, body: RunBody, request: Request, evals: EvalsDep, caller: CallerDep
+    eval_id: EvalId,
+    body: RunBody,
+    request: Request,
+    evals: EvalsDep,
+    caller: CallerDep,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="Idempotency-Key",
+            max_length=200,
+            description="Replaying the same key and body gives back the same run; another "
+            "body with the key is a 409.",
+        ),
+    ] = None,
 ) -> EvalRunObject:
     """Grade the data source's items (asking `model` first for `completions`), in the background."""
-    return await evals.create_run(eval_id, body, caller.id, _base(request))
+    return await evals.create_run(eval_id, body, caller.id, _base(request), idempotency_key)
 
 
 @router.get(
@@ -235,9 +258,9 @@ async def list_output_items(
     after: After = None,
     limit: Limit = 20,
     order: Order = "asc",
-    status: Annotated[Literal["pass", "fail"] | None, Query()] = None,
+    status: Annotated[Literal["pass", "fail", "error"] | None, Query()] = None,
 ) -> ListPage[OutputItem]:
-    """One page of the graded items (only `pass` or `fail` ones, if asked)."""
+    """One page of the graded items (only `pass`, `fail` or `error` ones, if asked)."""
     return await evals.list_output_items(
         eval_id, run_id, caller.id, status=status, after=after, limit=limit, order=order
     )

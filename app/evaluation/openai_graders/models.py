@@ -45,6 +45,15 @@ class _Wire(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class _Criterion(_Wire):
+    """A grader object: an eval's testing criteria carry an ``id`` (``<name>-<uuid>``).
+
+    An eval created here gets one; one given (criteria exported from OpenAI) is kept.
+    """
+
+    id: str | None = Field(None, min_length=1, max_length=300)
+
+
 class TextPart(_Wire):
     """A text part of a message: ``{type: input_text | output_text, text}``."""
 
@@ -67,7 +76,7 @@ class GraderMessage(_Wire):
         return [part.text for part in parts]
 
 
-class StringCheckGrader(_Wire):
+class StringCheckGrader(_Criterion):
     """Compares ``input`` with ``reference``: ``eq``, ``ne``, ``like`` (contains), ``ilike``."""
 
     type: Literal["string_check"]
@@ -77,7 +86,7 @@ class StringCheckGrader(_Wire):
     operation: Literal["eq", "ne", "like", "ilike"]
 
 
-class TextSimilarityGrader(_Wire):
+class TextSimilarityGrader(_Criterion):
     """Scores ``input`` against ``reference`` with ``evaluation_metric``."""
 
     type: Literal["text_similarity"]
@@ -98,7 +107,7 @@ class SamplingParams(_Wire):
     reasoning_effort: str | None = None
 
 
-class LabelModelGrader(_Wire):
+class LabelModelGrader(_Criterion):
     """Asks ``model`` for one of ``labels``; passes when it is one of ``passing_labels``."""
 
     type: Literal["label_model"]
@@ -116,7 +125,7 @@ class LabelModelGrader(_Wire):
         return self
 
 
-class ScoreModelGrader(_Wire):
+class ScoreModelGrader(_Criterion):
     """Asks ``model`` for a score in ``range``; passes at ``pass_threshold``."""
 
     type: Literal["score_model"]
@@ -141,7 +150,7 @@ class ScoreModelGrader(_Wire):
         return self.pass_threshold if self.pass_threshold is not None else (low + high) / 2
 
 
-class PythonGrader(_Wire):
+class PythonGrader(_Criterion):
     """``source`` defines ``grade(sample, item) -> float``; run only when code graders are on."""
 
     type: Literal["python"]
@@ -157,7 +166,7 @@ SubGrader = Annotated[
 ]
 
 
-class MultiGrader(_Wire):
+class MultiGrader(_Criterion):
     """Combines its ``graders``' scores with the formula ``calculate_output``."""
 
     type: Literal["multi"]

@@ -30,6 +30,11 @@ from app.evaluators.registry import EvaluatorRegistry
 from app.evaluators.results import EvaluatorResult
 
 
+def criterion_id(grader: dict[str, Any]) -> str:
+    """A testing criterion's id (``<name>-<uuid>``; its name for criteria stored before ids)."""
+    return str(grader.get("id") or grader["name"])
+
+
 def criterion_config(
     grader: dict[str, Any],
     item: dict[str, Any],
@@ -39,7 +44,7 @@ def criterion_config(
     """The evaluator configuration of one testing criterion for one item."""
     return EvaluatorConfig.model_validate(
         {
-            "name": grader["name"],
+            "name": criterion_id(grader),
             "type": grader["type"],
             "grader": grader,
             "item": item,
@@ -115,12 +120,12 @@ class OpenAIGraderRegistry(EvaluatorRegistry):
         except GraderProblem as exc:
             status = "judge_error" if exc.judge else "error"
             result = EvaluatorResult(
-                name=grader.name, type=grader.type, score=None, verdict=None,
+                name=config.name, type=grader.type, score=None, verdict=None,
                 reasoning=str(exc), status=status,
             )  # fmt: skip
             return EvaluatorOutcome(result=result)
         result = EvaluatorResult(
-            name=grader.name,
+            name=config.name,
             type=grader.type,
             score=graded.score,
             verdict="pass" if graded.passed else "fail",
