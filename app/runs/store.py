@@ -43,6 +43,7 @@ from app.runs.records_store import RecordsStore
 from app.runs.reviews_store import ReviewsStore
 from app.runs.store_base import aware, decode_cursor, encode_cursor, utc_now
 from app.runs.tables import CaseRow, EventRow, IdempotencyKeyRow, ResultRow, RunRow
+from app.runs.webhooks import Outbox
 
 CASE_INSERT_BATCH = 500
 _INSERT_CASES = insert(cast(Table, CaseRow.__table__))
@@ -77,6 +78,9 @@ def _run_info(row: RunRow) -> RunInfo:
 
 class RunStore(RecordsStore, ReviewsStore):
     """Async access to runs, cases, results, events, idempotency keys and cached replies."""
+
+    outbox: Outbox | None = None
+    """Where a finished run's webhook event is written (set when endpoints are configured)."""
 
     @classmethod
     async def open(cls, url: str) -> RunStore:
@@ -331,6 +335,8 @@ class RunStore(RecordsStore, ReviewsStore):
                     run_id=run_id, seq=seq, type="run_completed", data=json.dumps(data)
                 )
             )
+            if self.outbox is not None:
+                await self.outbox.enqueue(session, run_id, status, run.owner, now)
         return True
 
     async def delete_run(self, run_id: str) -> None:

@@ -317,3 +317,34 @@ class OpenAIFileRow(Base):
     bytes: Mapped[int] = mapped_column(Integer)
     content: Mapped[str] = mapped_column(SafeText)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class WebhookDeliveryRow(Base):
+    """One event to post to one webhook endpoint, until it is delivered or given up.
+
+    Written in the transaction that finishes the run, so no finished run misses its event;
+    the delivery loop of any process claims due rows (``claimed_until``) and records each try.
+    """
+
+    __tablename__ = "webhook_deliveries"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True, doc="`webhook-id` (msg_...).")
+    endpoint: Mapped[str] = mapped_column(String(100), doc="The endpoint's name (settings).")
+    event_id: Mapped[str] = mapped_column(String(40))
+    event_type: Mapped[str] = mapped_column(String(40))
+    run_id: Mapped[str] = mapped_column(String(64))
+    owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    payload: Mapped[str] = mapped_column(Text, doc="The exact JSON body posted, every try.")
+    status: Mapped[str] = mapped_column(String(16), doc="pending, delivered or failed.")
+    attempts: Mapped[int] = mapped_column(Integer)
+    next_attempt_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    claimed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    last_status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    last_error: Mapped[str | None] = mapped_column(SafeString(500), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    delivered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    __table_args__ = (
+        Index("ix_webhook_deliveries_status_next_attempt_at", "status", "next_attempt_at"),
+        Index("ix_webhook_deliveries_created_at_id", "created_at", "id"),
+    )

@@ -28,11 +28,14 @@ from app.runs.jobs import asyncpg_dsn
 from app.runs.spec import RunSpec, prepare_stored_run
 from app.runs.store import RunStore
 from app.runs.supervisor import RunScheduler, RunSupervisor
+from app.runs.webhook_sender import WebhookSender
+from app.runs.webhooks import Outbox, WebhookStore
 from app.runs.worker import CaseWorker
 from app.sandbox import sweep_stale
 from app.services.openai_evals import OpenAIEvalService
 from app.services.runs import RunService
 from app.services.sample import ensure_sample_run
+from app.services.webhooks import WebhookService
 from app.settings import Settings
 
 logger = logging.getLogger("app.services")
@@ -52,6 +55,7 @@ class Services:
     openai_evals: OpenAIEvalService
     links: Links
     """The state of the long-lived database links (PostgreSQL): readiness and metrics."""
+    webhooks: WebhookService
 
     async def aclose(self) -> None:
         """Release every resource, last opened first."""
@@ -89,6 +93,13 @@ async def build_services(
     try:
         store = await RunStore.open(database_url(settings))
         stack.push_async_callback(store.aclose)
+        webhook_store = WebhookStore(store)
+        if settings.webhooks:
+            store.outbox = Outbox(tuple(settings.webhooks))
+            add_log_secrets(e.secret.get_secret_value() for e in settings.webhooks)
+            sender = WebhookSender(settings, webhook_store)
+            sender.start()
+            stack.push_async_callback(sender.aclose)
         fleet: FleetLimits | None = None
         name = process_name(settings)
         if store.job_queue:
@@ -116,8 +127,18 @@ async def build_services(
         await stack.aclose()
         raise
     metrics.watch(limiters=providers, statuses=store, links=links)
+    webhooks = WebhookService(settings, webhook_store)
     return Services(
-        settings, metrics, providers, store, supervisor, runs, stack, openai_evals, links
+        settings,
+        metrics,
+        providers,
+        store,
+        supervisor,
+        runs,
+        stack,
+        openai_evals,
+        links,
+        webhooks,
     )
 
 

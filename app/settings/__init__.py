@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.settings.git import parse_url
 from app.settings.targets import TargetConfig, load_targets_file
+from app.settings.webhooks import WebhookEndpoint
 
 MIB = 1024 * 1024
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
@@ -307,6 +308,32 @@ class Settings(BaseSettings):
     )
     max_runs_in_flight_per_key: int = Field(
         0, ge=0, description="Runs queued or running per API key at once (429 above); 0: no limit."
+    )
+    webhooks: list[WebhookEndpoint] = Field(
+        default_factory=list,
+        description=(
+            "Webhook endpoints run events are posted to, as JSON: `[{name, url, secret: "
+            "whsec_..., events?}]` (Standard Webhooks signatures; default: every event)."
+        ),
+    )
+    webhook_allow_private: bool = Field(
+        False,
+        description=(
+            "Let webhook URLs reach loopback and private addresses (link-local and cloud "
+            "metadata addresses are always refused)."
+        ),
+    )
+    webhook_retry_base_seconds: float = Field(
+        5.0, gt=0, description="First wait before a failed webhook delivery is retried, in seconds."
+    )
+    webhook_retry_cap_seconds: float = Field(
+        3600.0, gt=0, description="Longest wait between webhook delivery attempts, in seconds."
+    )
+    webhook_max_attempts: int = Field(
+        12, ge=1, description="Attempts of a webhook delivery before it is marked failed."
+    )
+    webhook_timeout_seconds: float = Field(
+        10.0, gt=0, description="Time limit of one webhook delivery attempt, in seconds."
     )
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list,

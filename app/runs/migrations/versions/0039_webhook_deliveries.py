@@ -1,0 +1,60 @@
+"""Webhook deliveries: one row per event and endpoint, kept until delivered or given up.
+
+Revision ID: 0039
+Revises: 0010
+Create Date: 2026-11-27 06:20:00
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0039"
+down_revision: str | None = "0010"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    """Apply this revision."""
+    op.create_table(
+        "webhook_deliveries",
+        sa.Column("id", sa.String(length=40), nullable=False),
+        sa.Column("endpoint", sa.String(length=100), nullable=False),
+        sa.Column("event_id", sa.String(length=40), nullable=False),
+        sa.Column("event_type", sa.String(length=40), nullable=False),
+        sa.Column("run_id", sa.String(length=64), nullable=False),
+        sa.Column("owner", sa.String(length=64), nullable=True),
+        sa.Column("payload", sa.Text(), nullable=False),
+        sa.Column("status", sa.String(length=16), nullable=False),
+        sa.Column("attempts", sa.Integer(), nullable=False),
+        sa.Column("next_attempt_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("claimed_until", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("last_status_code", sa.Integer(), nullable=True),
+        sa.Column("last_error", sa.String(length=500), nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("delivered_at", sa.DateTime(timezone=True), nullable=True),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_webhook_deliveries")),
+    )
+    op.create_index(
+        "ix_webhook_deliveries_status_next_attempt_at",
+        "webhook_deliveries",
+        ["status", "next_attempt_at"],
+        unique=False,
+    )
+    op.create_index(
+        "ix_webhook_deliveries_created_at_id",
+        "webhook_deliveries",
+        ["created_at", "id"],
+        unique=False,
+    )
+
+
+def downgrade() -> None:
+    """Revert this revision."""
+    op.drop_index("ix_webhook_deliveries_created_at_id", table_name="webhook_deliveries")
+    op.drop_index("ix_webhook_deliveries_status_next_attempt_at", table_name="webhook_deliveries")
+    op.drop_table("webhook_deliveries")
