@@ -1,7 +1,7 @@
 """Webhook deliveries: one row per event and endpoint, kept until delivered or given up.
 
 Revision ID: 0039
-Revises: 0010
+Revises: 0011
 Create Date: 2026-11-27 06:20:00
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0039"
-down_revision: str | None = "0010"
+down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
