@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from app.main import create_app
 from app.settings import Settings
 from testkit.fake_llm import FakeLLM, serve_fake_llm
+from testkit.openai_spec import SPEC_VARIABLE, SpecValidator, load_spec, spec_path
 from tests.runs.conftest import POSTGRES_URL_VARIABLE, _reset_postgres, postgres_url
 
 
@@ -102,3 +103,15 @@ async def wait_for_run(client: httpx.AsyncClient, run_id: str, *statuses: str) -
             if run["status"] in wanted:
                 return run
             await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+def spec_validator() -> Iterator[SpecValidator]:
+    """Validates ``/v1`` responses against OpenAI's OpenAPI description (read in place);
+    any violation fails the test at teardown. Skips, naming the path, without the file."""
+    path = spec_path()
+    if not path.is_file():
+        pytest.skip(f"OpenAI's OpenAPI description is not at {path} (set {SPEC_VARIABLE})")
+    validator = SpecValidator(load_spec(path))
+    yield validator
+    assert validator.violations == [], "\n".join(validator.violations[:50])

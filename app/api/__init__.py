@@ -13,6 +13,7 @@ from app.api import format as format_routes
 from app.api import health, ops, report, reviews, run_docs, runs, targets, webhooks
 from app.api import validate as validate_routes
 from app.api.openai_evals import files as openai_files
+from app.api.openai_evals import imports as openai_imports
 from app.api.openai_evals import routes as openai_routes
 
 api_router = APIRouter()
@@ -29,6 +30,7 @@ api_router.include_router(reviews.router)
 api_router.include_router(report.router)
 api_router.include_router(openai_routes.router)
 api_router.include_router(openai_files.router)
+api_router.include_router(openai_imports.router)
 api_router.include_router(webhooks.router)
 
 # Models no route signature names (bodies that routes parse themselves, JSON or YAML, and

@@ -71,6 +71,8 @@ class StoredEvalRun:
     data_source: dict[str, Any]
     metadata: dict[str, str]
     created_at: datetime
+    imported: dict[str, Any] | None = None
+    """The source's run object, for a run imported from another Evals API (read-only)."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,7 @@ def _eval_run(row: OpenAIEvalRunRow) -> StoredEvalRun:
         data_source=json.loads(row.data_source),
         metadata=json.loads(row.metadata_json),
         created_at=_moment(row.created_at),
+        imported=json.loads(row.imported) if row.imported else None,
     )
 
 

@@ -301,8 +301,27 @@ class OpenAIEvalRunRow(Base):
     data_source: Mapped[str] = mapped_column(Text, doc="JSON of the run's data source.")
     metadata_json: Mapped[str] = mapped_column(Text, doc="JSON of the run's metadata.")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    imported: Mapped[str | None] = mapped_column(
+        Text, nullable=True, doc="JSON of the source's run object of an imported run."
+    )
 
     __table_args__ = (Index("ix_openai_eval_runs_eval_id_created_at", "eval_id", "created_at"),)
+
+
+class OpenAIImportedItemRow(Base):
+    """An output item of an imported run, as the source API gave it (served verbatim)."""
+
+    __tablename__ = "openai_imported_items"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, doc="Position in the source.")
+    item_id: Mapped[str] = mapped_column(String(200), doc="The source's output item id.")
+    status: Mapped[str] = mapped_column(String(16))
+    body: Mapped[str] = mapped_column(SafeText, doc="JSON of the source's output item.")
+
+    __table_args__ = (
+        UniqueConstraint("run_id", "item_id", name="uq_openai_imported_items_run_id_item_id"),
+    )
 
 
 class OpenAIFileRow(Base):

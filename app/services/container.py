@@ -33,6 +33,7 @@ from app.runs.webhooks import Outbox, WebhookStore
 from app.runs.worker import CaseWorker
 from app.sandbox import sweep_stale
 from app.services.openai_evals import OpenAIEvalService
+from app.services.openai_imports import OpenAIImportService
 from app.services.runs import RunService
 from app.services.sample import ensure_sample_run
 from app.services.webhooks import WebhookService
@@ -56,6 +57,7 @@ class Services:
     links: Links
     """The state of the long-lived database links (PostgreSQL): readiness and metrics."""
     webhooks: WebhookService
+    openai_imports: OpenAIImportService
 
     async def aclose(self) -> None:
         """Release every resource, last opened first."""
@@ -128,6 +130,7 @@ async def build_services(
         raise
     metrics.watch(limiters=providers, statuses=store, links=links)
     webhooks = WebhookService(settings, webhook_store)
+    imports = OpenAIImportService(openai_evals, store)
     return Services(
         settings,
         metrics,
@@ -139,6 +142,7 @@ async def build_services(
         openai_evals,
         links,
         webhooks,
+        imports,
     )
 
 

@@ -34,6 +34,7 @@ from app.providers.errors import UnknownTarget
 from app.providers.http import SAMPLING_OPTIONS
 from app.providers.registry import ProviderRegistry
 from app.runs.models import NewCase, NewRun
+from app.runs.openai_imports import OpenAIImportStore
 from app.runs.openai_store import OpenAIEvalStore, StoredEval, StoredEvalRun
 from app.runs.spec import build_run_spec, case_definition
 from app.runs.store import RunStore
@@ -67,6 +68,7 @@ from app.services.openai_views import (
     Sampling,
     data_source_schema,
     eval_object,
+    imported_run_object,
     output_item,
     output_item_id,
     output_item_seq,
@@ -92,6 +94,7 @@ class OpenAIEvalService:
         self._settings = settings
         self._runs = runs
         self._store = OpenAIEvalStore(runs)
+        self._imports = OpenAIImportStore(runs)
         self._supervisor = supervisor
         self._providers = providers
         self.files = OpenAIFiles(settings, self._store)
@@ -135,7 +138,8 @@ class OpenAIEvalService:
         if repeated:
             raise invalid("testing_criteria", f"ids must be unique; repeated: {repeated}")
 
-    def _new_eval(self, request: EvalCreateRequest, caller: str | None, eval_id: str) -> StoredEval:
+    def new_eval(self, request: EvalCreateRequest, caller: str | None, eval_id: str) -> StoredEval:
+        """The eval to store for ``request`` (criteria checked, ids given), not stored yet."""
         self._check_criteria(request)
         config = request.data_source_config
         problem = schema_problem(config.item_schema)  # no retrieval, meta-schema, no loop
@@ -160,7 +164,7 @@ class OpenAIEvalService:
 
     async def create_eval(self, request: EvalCreateRequest, caller: str | None) -> EvalObject:
         """Store an eval after checking its criteria can run here."""
-        stored = self._new_eval(request, caller, f"eval_{uuid.uuid4().hex}")
+        stored = self.new_eval(request, caller, f"eval_{uuid.uuid4().hex}")
         await self._store.create_eval(stored)
         return eval_object(stored)
 
@@ -174,7 +178,7 @@ class OpenAIEvalService:
         try:
             stored_eval = await self._store.get_eval(SAMPLE_EVAL_ID, None)
         except NotFound:
-            stored_eval = self._new_eval(sample_eval_request(), None, SAMPLE_EVAL_ID)
+            stored_eval = self.new_eval(sample_eval_request(), None, SAMPLE_EVAL_ID)
             await self._store.create_eval(stored_eval, exists_ok=True)
         try:
             await self._store.get_eval_run(SAMPLE_EVAL_ID, SAMPLE_EVAL_RUN_ID)
@@ -388,10 +392,12 @@ class OpenAIEvalService:
     async def _view(
         self, stored_eval: StoredEval, stored: StoredEvalRun, base_url: str
     ) -> EvalRunObject:
+        report_url = f"{base_url.rstrip('/')}/runs/{stored.id}"
+        if stored.imported is not None:
+            return imported_run_object(stored, report_url)
         run = await self._runs.get_run(stored.id)
         tally = await self._store.tally(stored.id)
         judges = sorted(self._judge_models(stored_eval))
-        report_url = f"{base_url.rstrip('/')}/runs/{stored.id}"
         return run_object(run, stored, stored_eval.testing_criteria, judges, tally, report_url)
 
     @staticmethod
@@ -471,6 +477,11 @@ class OpenAIEvalService:
         """One page of the run's finished items (``pass`` or ``fail`` only, if asked)."""
         await self._store.get_eval(eval_id, caller)
         stored = await self._store.get_eval_run(eval_id, run_id)
+        if stored.imported is not None:
+            bodies, more = await self._imports.items(
+                run_id, status=status, after=after, limit=limit, order=order
+            )
+            return _page([OutputItem.model_validate(body) for body in bodies], more)
         statuses = ITEM_STATUSES.get(status or "", ())
         seq = None
         if after is not None:
@@ -489,6 +500,11 @@ class OpenAIEvalService:
         """One finished item of the run."""
         await self._store.get_eval(eval_id, caller)
         stored = await self._store.get_eval_run(eval_id, run_id)
+        if stored.imported is not None:
+            body = await self._imports.item(run_id, item_id)
+            if body is None:
+                raise NotFound(f"run {run_id!r} has no output item with the id {item_id!r}")
+            return OutputItem.model_validate(body)
         seq = output_item_seq(item_id)
         ours = seq is not None and output_item_id(run_id, seq) == item_id
         output = await self._store.output_item(run_id, seq) if ours and seq is not None else None

@@ -262,3 +262,36 @@ def output_item(stored: StoredEvalRun, output: StoredOutput, sampling: Sampling)
         results=[_result(entry) for entry in record.get("evaluator_results") or []],
         sample=_sample(stored, record, given, sampling),
     )
+
+
+def imported_run_object(stored: StoredEvalRun, report_url: str) -> EvalRunObject:
+    """The source's run object in the description's shapes (nulls it forbids filled in)."""
+    source = dict(stored.imported or {})
+    for key in ("per_model_usage", "per_testing_criteria_results"):
+        source[key] = source.get(key) or []
+    source["per_model_usage"] = [
+        {**usage, "cached_tokens": usage.get("cached_tokens") or 0}
+        if isinstance(usage, dict)
+        else usage
+        for usage in source["per_model_usage"]
+    ]
+    counts = source.get("result_counts")
+    counts = counts if isinstance(counts, dict) else {}
+    return EvalRunObject.model_validate(
+        {
+            **source,
+            "id": stored.id,
+            "eval_id": stored.eval_id,
+            "name": stored.name,
+            "model": stored.model,
+            "status": source.get("status"),
+            "error": source.get("error") or None,
+            "created_at": int(stored.created_at.timestamp()),
+            "metadata": stored.metadata,
+            "data_source": stored.data_source,
+            "result_counts": {
+                k: counts.get(k) or 0 for k in ("total", "passed", "failed", "errored")
+            },
+            "report_url": report_url,
+        }
+    )

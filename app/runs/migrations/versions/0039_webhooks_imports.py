@@ -1,4 +1,8 @@
-"""Webhook deliveries: one row per event and endpoint, kept until delivered or given up.
+"""Webhook deliveries, and runs imported from another Evals API (issue 39).
+
+``webhook_deliveries``: one row per event and endpoint, kept until delivered or given up.
+``openai_eval_runs.imported``: the source's run object of an imported (read-only) run;
+``openai_imported_items``: its output items as the source gave them.
 
 Revision ID: 0039
 Revises: 0011
@@ -52,9 +56,30 @@ def upgrade() -> None:
         unique=False,
     )
 
+    op.add_column("openai_eval_runs", sa.Column("imported", sa.Text(), nullable=True))
+    op.create_table(
+        "openai_imported_items",
+        sa.Column("run_id", sa.String(length=40), nullable=False),
+        sa.Column("seq", sa.Integer(), nullable=False),
+        sa.Column("item_id", sa.String(length=200), nullable=False),
+        sa.Column("status", sa.String(length=16), nullable=False),
+        sa.Column("body", sa.Text(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["run_id"],
+            ["runs.id"],
+            name=op.f("fk_openai_imported_items_run_id_runs"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("run_id", "seq", name=op.f("pk_openai_imported_items")),
+        sa.UniqueConstraint("run_id", "item_id", name="uq_openai_imported_items_run_id_item_id"),
+    )
+
 
 def downgrade() -> None:
     """Revert this revision."""
+    op.drop_table("openai_imported_items")
+    with op.batch_alter_table("openai_eval_runs") as batch:
+        batch.drop_column("imported")
     op.drop_index("ix_webhook_deliveries_created_at_id", table_name="webhook_deliveries")
     op.drop_index("ix_webhook_deliveries_status_next_attempt_at", table_name="webhook_deliveries")
     op.drop_table("webhook_deliveries")
