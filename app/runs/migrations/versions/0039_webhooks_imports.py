@@ -5,7 +5,7 @@
 ``openai_imported_items``: its output items as the source gave them.
 
 Revision ID: 0039
-Revises: 0011
+Revises: 0012
 Create Date: 2026-11-27 06:20:00
 """
 
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0039"
-down_revision: str | None = "0011"
+down_revision: str | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
