@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
 
-from app.runs.openai_store import StoredEvalRun
+from app.runs.openai_store import StoredEvalRun, eval_run_values
 from app.runs.store import RunStore
 from app.runs.tables import OpenAIEvalRunRow, OpenAIImportedItemRow, RunRow
 
@@ -31,10 +31,9 @@ class OpenAIImportStore:
     def __init__(self, runs: RunStore) -> None:
         self._runs = runs
 
-    async def add_run(
-        self, stored: StoredEvalRun, source: dict[str, Any], owner: str | None, spec: str
-    ) -> bool:
+    async def add_run(self, stored: StoredEvalRun, owner: str | None, spec: str) -> bool:
         """Store the finished run and its eval run row; False when the id already exists."""
+        source = stored.imported or {}
         status = FINAL_STATUSES[str(source["status"])]
         error = source.get("error") or None
         try:
@@ -53,24 +52,13 @@ class OpenAIImportStore:
                         done=0,
                         event_seq=0,
                         cancel_requested=False,
-                        error=error.get("message") if isinstance(error, dict) else None,
+                        error=str(error.get("message"))[:2000] if isinstance(error, dict) else None,
                         created_at=stored.created_at,
                         started_at=stored.created_at,
                         finished_at=stored.created_at,
                     )
                 )
-                await session.execute(
-                    insert(OpenAIEvalRunRow).values(
-                        id=stored.id,
-                        eval_id=stored.eval_id,
-                        name=stored.name,
-                        model=stored.model,
-                        data_source=json.dumps(stored.data_source, ensure_ascii=False),
-                        metadata_json=json.dumps(stored.metadata, ensure_ascii=False),
-                        created_at=stored.created_at,
-                        imported=json.dumps(source, ensure_ascii=False),
-                    )
-                )
+                await session.execute(insert(OpenAIEvalRunRow).values(**eval_run_values(stored)))
         except IntegrityError:
             return False
         return True

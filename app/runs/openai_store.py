@@ -234,18 +234,7 @@ class OpenAIEvalStore:
 
     async def add_eval_run(self, stored: StoredEvalRun, *, exists_ok: bool = False) -> bool:
         """Attach the durable run ``stored.id`` to its eval; whether it was not yet."""
-        return await self._add(
-            OpenAIEvalRunRow(
-                id=stored.id,
-                eval_id=stored.eval_id,
-                name=stored.name,
-                model=stored.model,
-                data_source=json.dumps(stored.data_source, ensure_ascii=False),
-                metadata_json=json.dumps(stored.metadata, ensure_ascii=False),
-                created_at=stored.created_at,
-            ),
-            exists_ok=exists_ok,
-        )
+        return await self._add(OpenAIEvalRunRow(**eval_run_values(stored)), exists_ok=exists_ok)
 
     async def get_eval_run(self, eval_id: str, run_id: str) -> StoredEvalRun:
         """The eval's run.
@@ -406,6 +395,21 @@ def _file(row: OpenAIFileRow) -> StoredFile:
         content=row.content,
         created_at=_moment(row.created_at),
     )
+
+
+def eval_run_values(stored: StoredEvalRun) -> dict[str, Any]:
+    """The ``openai_eval_runs`` row of an eval run, as column values."""
+    imported = stored.imported
+    return {
+        "id": stored.id,
+        "eval_id": stored.eval_id,
+        "name": stored.name,
+        "model": stored.model,
+        "data_source": json.dumps(stored.data_source, ensure_ascii=False),
+        "metadata_json": json.dumps(stored.metadata, ensure_ascii=False),
+        "created_at": stored.created_at,
+        "imported": json.dumps(imported, ensure_ascii=False) if imported is not None else None,
+    }
 
 
 def _output(row: Row[int, str, str, datetime]) -> StoredOutput:

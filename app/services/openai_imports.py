@@ -247,7 +247,7 @@ class OpenAIImportService:
             plan=PlanSpec(target=target, judge_target=target, max_concurrency=1, judge_attempts=1),
             graders="openai",
         ).model_dump_json(by_alias=True)
-        created = await self._imports.add_run(stored, source, caller, spec)
+        created = await self._imports.add_run(stored, caller, spec)
         return ImportedRun(
             created=created,
             run=await self._evals.get_run(eval_id, run_id, caller, base_url),
