@@ -129,7 +129,7 @@ async def test_tools_structured_output_and_reasoning_effort_reach_the_candidate(
     }
     async with make_client(settings_for(tmp_path, fake_llm)) as client:
         answer = await start(client, completions_run("gpt", params))
-        assert answer.status_code == 200, answer.text
+        assert answer.status_code == 201, answer.text
         await wait_for_run(client, answer.json()["id"], "completed")
     (request,) = fake_llm.requests
     assert fake_llm.shape_errors == []
@@ -150,7 +150,7 @@ async def test_a_responses_data_source_runs_on_a_responses_target_with_its_text_
     run["data_source"]["type"] = "responses"
     async with make_client(settings) as client:
         answer = await start(client, run)
-        assert answer.status_code == 200, answer.text
+        assert answer.status_code == 201, answer.text
         await wait_for_run(client, answer.json()["id"], "completed")
     (request,) = fake_llm.requests
     assert fake_llm.shape_errors == []
