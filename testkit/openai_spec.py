@@ -32,7 +32,8 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 SPEC_VARIABLE = "EVAL_TEST_OPENAI_SPEC"
-DEFAULT_SPEC = Path("/work/shared/reference/openai-openapi/openapi.yaml")
+# shared/ lies beside the repository (CI's clone too).
+DEFAULT_SPEC = Path(__file__).resolve().parents[2] / "shared/reference/openai-openapi/openapi.yaml"
 SPEC_URI = "urn:openai-openapi"
 PREFIX = "/v1"
 EXTENSIONS = ("/v1/imports/",)

@@ -20,7 +20,7 @@ from testkit.fake_llm import FakeLLM, RecordedRequest, Reply
 from testkit.fake_wire import JUDGE_MARKER, last_user_text, requested_schema
 from tests.conftest import ClientFactory
 
-AGENTV = Path("/work/shared/reference/agentv-2026/full")
+AGENTV = Path(__file__).resolve().parents[3] / "shared/reference/agentv-2026/full"
 TOOL_TRAJECTORY = AGENTV / "2026-07-01_ea3ce9db5/examples/features/tool-trajectory-simple/evals"
 PROMPTFOO_STYLE = (
     AGENTV / "2026-07-08_58f316ca2/examples/features/trajectory-assertions-simple/evals"
