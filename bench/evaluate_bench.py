@@ -172,6 +172,7 @@ class InstantTarget:
     name = "instant"
     kind: ProviderKind = "api"
     judge_target = None
+    system_prompt = None
     max_concurrency = None
     verdict = ProviderResponse(text='{"score": 1, "hits": [], "misses": [], "reasoning": "ok"}')
 

@@ -228,10 +228,39 @@ def render(recorded: RecordedRequest, reply: Reply) -> tuple[int, list[tuple[byt
     With ``gzip`` the body is sent compressed (``content-encoding: gzip``).
     """
     status, headers, payload = _render_plain(recorded, reply)
+    if status == 200 and _streamed(recorded, payload):
+        headers, payload = [(b"content-type", b"text/event-stream")], _as_events(payload)
     if reply.gzip:
         headers.append((b"content-encoding", b"gzip"))
         payload = gzip.compress(payload, compresslevel=9)
     return status, headers, payload
+
+
+def _streamed(recorded: RecordedRequest, payload: bytes) -> bool:
+    """An OpenAI chat request with ``stream: true`` answered with a chat completion."""
+    return (
+        recorded.wire in ("openai", "azure")
+        and request_body(recorded).get("stream") is True
+        and payload.startswith(b'{"id": "chatcmpl-fake"')
+    )
+
+
+def _as_events(payload: bytes) -> bytes:
+    """A chat completion as OpenAI streams it: one delta chunk, a usage chunk, ``[DONE]``."""
+    body = json.loads(payload)
+    choice = body["choices"][0]
+    delta = {key: value for key, value in choice["message"].items() if value is not None}
+    if "tool_calls" in delta:
+        delta["tool_calls"] = [dict(call, index=i) for i, call in enumerate(delta["tool_calls"])]
+    base = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"],
+            "model": body["model"]}  # fmt: skip
+    chunks = [
+        dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": None}]),
+        dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]),
+        dict(base, choices=[], usage=body["usage"]),
+    ]
+    events = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks] + ["data: [DONE]\n\n"]
+    return "".join(events).encode()
 
 
 def _render_plain(

@@ -39,6 +39,11 @@ class RunnableTarget(Protocol):
         ...
 
     @property
+    def system_prompt(self) -> str | None:
+        """The system message of cases with no system turn (None: the built-in default)."""
+        ...
+
+    @property
     def max_concurrency(self) -> int | None:
         """Cases to run at once against this target, when it says."""
         ...

@@ -65,6 +65,9 @@ async def evaluate_case(
     """
     case = formatted.case
     trials = case.trials or plan.trials
+    if case.missing_files:
+        missing = ", ".join(case.missing_files)
+        return CaseState(case=case, plan=plan).record(error=f"file not found: {missing}")
     with bind_log_context(case_id=case.id):
         if known is not None or trials.count == 1:
             state = CaseState(case=case, plan=plan)

@@ -7,7 +7,12 @@ from dataclasses import dataclass, field
 
 from app.evaluation.context import RunnableTarget, TargetLookup
 from app.evaluators.verdicts import Thresholds
-from app.formatting.messages import DEFAULT_GUIDELINE_PATTERNS, FormatOptions, Mode
+from app.formatting.messages import (
+    DEFAULT_GUIDELINE_PATTERNS,
+    DEFAULT_SYSTEM_PROMPT,
+    FormatOptions,
+    Mode,
+)
 from app.providers.base import ModelOptions
 from app.settings.targets import DEFAULT_TARGET
 from app.suites.model import EvalSuite, Trials, Workspace
@@ -21,7 +26,8 @@ class RunPlan:
         target: The candidate target's name.
         judge_target: The judge target's name (request, else the target's ``judge_target``,
             else the target itself).
-        max_concurrency: Cases run at once (request, else target, else the settings default).
+        max_concurrency: Cases run at once (request, else suite, else target, else the
+            settings default).
         dataset: The suite's dataset name, copied into every record.
         thresholds: Verdict thresholds (the suite's).
         use_cache: Whether provider replies are read from and written to the response cache.
@@ -36,6 +42,8 @@ class RunPlan:
         workspace: The suite's agent workspace: each case works in a fresh copy of it.
         budget_usd: The suite's cost budget: once the run's finished cases cost this much, no
             more of its cases start (those not started are recorded as not run).
+        default_system_prompt: The system message of cases with no system turn: the suite's,
+            else the candidate target's, else AgentV's wording (``""``: none).
     """
 
     target: str
@@ -52,6 +60,7 @@ class RunPlan:
     candidate_options: ModelOptions = field(default_factory=ModelOptions)
     workspace: Workspace | None = None
     budget_usd: float | None = None
+    default_system_prompt: str = DEFAULT_SYSTEM_PROMPT
 
 
 def build_run_plan(
@@ -80,7 +89,10 @@ def build_run_plan(
     return RunPlan(
         target=candidate.name,
         judge_target=judge.name,
-        max_concurrency=max_concurrency or candidate.max_concurrency or default_max_concurrency,
+        max_concurrency=max_concurrency
+        or suite.max_concurrency
+        or candidate.max_concurrency
+        or default_max_concurrency,
         dataset=suite.dataset,
         thresholds=suite.thresholds,
         use_cache=use_cache,
@@ -91,6 +103,11 @@ def build_run_plan(
         trials=suite.trials,
         workspace=suite.workspace,
         budget_usd=budget_usd if budget_usd is not None else suite.budget_usd,
+        default_system_prompt=next(
+            prompt
+            for prompt in (suite.system_prompt, candidate.system_prompt, DEFAULT_SYSTEM_PROMPT)
+            if prompt is not None
+        ),
     )
 
 
@@ -101,7 +118,11 @@ def mode_of(target: RunnableTarget) -> Mode:
 
 def format_options(plan: RunPlan) -> FormatOptions:
     """How the run's cases are formatted for its candidate."""
-    return FormatOptions(mode=plan.mode, guideline_patterns=plan.guideline_patterns)
+    return FormatOptions(
+        mode=plan.mode,
+        guideline_patterns=plan.guideline_patterns,
+        default_system_prompt=plan.default_system_prompt,
+    )
 
 
 def evaluator_targets(suite: EvalSuite) -> list[str]:

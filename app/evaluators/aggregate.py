@@ -29,21 +29,13 @@ class Combined:
     error: str | None = None
 
 
-def contribution(outcome: EvaluatorOutcome) -> float:
-    """What a grader adds to a weighted mean: its score, or 1 when it passed its own mark.
-
-    A grader with its own pass mark (``threshold``, a metric's default) that reached it counts
-    as fully met, as in promptfoo; one that missed it fails the case anyway.
-    """
-    result = outcome.result
-    if outcome.own_mark and result.passed:
-        return 1.0
-    return result.score or 0.0
-
-
 def weighted_mean(outcomes: Sequence[EvaluatorOutcome]) -> float:
-    """Mean of the contributions weighted by ``weight``; a plain mean when every weight is 0."""
-    scores = [(contribution(outcome), outcome.result.weight) for outcome in outcomes]
+    """Mean of the scores weighted by ``weight``; a plain mean when every weight is 0.
+
+    A grader's own pass mark decides its pass/fail (one that missed it fails the case), not
+    what it adds: the case's score is its graders' scores (as AgentV scores it).
+    """
+    scores = [(outcome.result.score or 0.0, outcome.result.weight) for outcome in outcomes]
     total = sum(weight for _, weight in scores)
     if total > 0:
         return sum(score * weight for score, weight in scores) / total
@@ -69,7 +61,10 @@ def _failure(
 
 
 def combine(outcomes: Sequence[EvaluatorOutcome], thresholds: Thresholds) -> Combined:
-    """The weighted grade of ``outcomes``; an unmet required rubric anywhere forces ``fail``."""
+    """The weighted grade of ``outcomes``; an unmet required rubric anywhere forces ``fail``.
+
+    A ``required`` grader under its mark makes the score 0 (AgentV's gate), not the mean.
+    """
     results = [outcome.result for outcome in outcomes]
     hits = [hit for result in results for hit in result.hits]
     misses = [miss for result in results for miss in result.misses]
@@ -81,7 +76,7 @@ def combine(outcomes: Sequence[EvaluatorOutcome], thresholds: Thresholds) -> Com
         return Combined(status, None, None, hits, misses, reasoning, forces_fail, message)
     if not results:
         return Combined("error", None, None, error="no evaluator ran")
-    score = weighted_mean(outcomes)
+    score = 0.0 if any(outcome.gate_failed for outcome in outcomes) else weighted_mean(outcomes)
     verdict: Verdict = "fail" if forces_fail else verdict_for(score, thresholds)
     if thresholds.rule == "all_pass":
         failed = any(result.passed is False and result.weight > 0 for result in results)

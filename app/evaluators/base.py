@@ -190,6 +190,7 @@ class EvaluatorOutcome:
             aggregator's share), used when the grader gives no ``threshold``.
         own_mark: The result was judged by the grader's own pass mark, not the case's (set
             by the registry).
+        gate_failed: A ``required`` grader under its mark: the case scores 0 (AgentV).
     """
 
     result: EvaluatorResult
@@ -197,6 +198,7 @@ class EvaluatorOutcome:
     forces_fail: bool = False
     pass_mark: float | None = None
     own_mark: bool = False
+    gate_failed: bool = False
 
 
 class Evaluator(Protocol):

@@ -151,7 +151,8 @@ GRADER_TYPES: tuple[GraderType, ...] = (
         ("token_usage",),
         frozenset({"max_tool_calls", "max_llm_calls", "max_tokens", "max_cost_usd"})
         | {"max_duration_ms", "target_exploration_ratio", "exploration_tolerance"}
-        | {"max_input_tokens", "max_output_tokens", "required", "min_score"},
+        | {"max_input_tokens", "max_output_tokens", "required", "min_score"}
+        | {"max_total", "max_input", "max_output"},
     ),
     GraderType(
         "similar",

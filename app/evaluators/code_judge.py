@@ -19,7 +19,10 @@ With ``target: {max_calls}`` the program may call targets while it runs
 
 The program prints one JSON object: ``score`` (0..1), or ``pass`` (true/false), or
 ``assertions: [{text, passed}]`` (score: the share passed); optional ``hits``, ``misses``,
-``reasoning``, ``details``. Anything else is an ``error`` result saying what it printed.
+``reasoning``, ``details``. As in AgentV, a program that exits 0 printing something that is
+not a JSON object scores 1 (what it printed is the reasoning), and one that exits non-zero
+scores 0 (the tail of its stderr is the miss); a JSON object without a usable score, or a
+program that could not run, is an ``error`` result saying why.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any
 
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome
 from app.evaluators.config import EvaluatorConfig
-from app.evaluators.programs import ProgramError, ProgramRunner
+from app.evaluators.programs import ProgramError, ProgramExitError, ProgramRunner
 from app.evaluators.results import EvaluatorResult
 from app.evaluators.verdicts import verdict_for
 from app.sandbox import PROXY_URL
@@ -120,9 +123,15 @@ def read_result(stdout: str) -> dict[str, Any]:
     """
     text = stdout.strip()
     document = _json_object(text)
-    if document is None:
+    if document is None:  # AgentV's contract: a clean exit without a result passes
         shown = text[:200] or "(nothing)"
-        raise ProgramError(f"the grader program printed no JSON object: {shown}")
+        return {
+            "score": 1.0,
+            "hits": ["the grader program exited 0"],
+            "misses": [],
+            "reasoning": f"the grader program exited 0 and printed no JSON object: {shown}",
+            "details": None,
+        }
     assertions = [a for a in document.get("assertions") or [] if isinstance(a, dict)]
     hits = _strings(document.get("hits")) + [
         str(a.get("text")) for a in assertions if a.get("passed")
@@ -188,7 +197,29 @@ class CodeJudgeEvaluator:
     async def evaluate(
         self, config: EvaluatorConfig, context: EvaluationContext
     ) -> EvaluatorOutcome:
-        """Grade with the program; a refusal or a broken result is an ``error`` result."""
+        """Grade with the program; a refusal or a broken result is an ``error`` result.
+
+        A program that exits non-zero scores 0 (AgentV's contract), its stderr the miss.
+        """
+        try:
+            return await self._graded(config, context)
+        except ProgramExitError as exited:
+            reason = f"the grader program exited with code {exited.code}: {exited.tail}"
+            result = EvaluatorResult(
+                name=config.name,
+                type=config.type,
+                score=0.0,
+                verdict=verdict_for(0.0, context.thresholds),
+                misses=[reason],
+                reasoning=reason,
+                weight=config.weight,
+                details={"command": list(config.command), "exit_code": exited.code},
+            )
+            return EvaluatorOutcome(result)
+
+    async def _graded(
+        self, config: EvaluatorConfig, context: EvaluationContext
+    ) -> EvaluatorOutcome:
         programs, folder = placed_program(config, context)
         stdin = json.dumps(payload(config, context), ensure_ascii=False).encode()
         run = partial(programs.run, folder=folder, workspace=_workspace(context))

@@ -27,7 +27,27 @@ from app.evaluators.json_schemas import (
 )
 
 JSON_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
-_DECODER = json.JSONDecoder()
+JSON_WHITESPACE = " \t\n\r"
+"""The only characters JSON (and JavaScript's ``JSON.parse``) allows around a document."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
+def parse_json(text: str) -> Any:
+    """``text`` as one JSON document, as ``JSON.parse`` reads it: no ``NaN``/``Infinity``.
+
+    Raises:
+        json.JSONDecodeError: It is not one JSON document.
+        RecursionError: It nests too deeply.
+    """
+    return _DECODER.decode(text.strip(JSON_WHITESPACE))
+
+
 _MAX_STARTS = 256
 _MAX_SPAN = 100_000
 _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -54,17 +74,10 @@ def _schema_problem(config: EvaluatorConfig, document: Any) -> str | None:
     return f"does not match the schema at {where}: {error.message}"
 
 
-def _no_constant(name: str) -> Any:
-    raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
-
-
 def check_is_json(config: EvaluatorConfig, answer: str) -> CheckOutcome:
     """The answer is JSON, valid for ``schema`` when one is given."""
     try:
-        if config.semantics == "promptfoo":
-            document = json.loads(answer, parse_constant=_no_constant)
-        else:
-            document = json.loads(answer.strip())
+        document = parse_json(answer)
     except (json.JSONDecodeError, RecursionError) as exc:
         return CheckOutcome(False, f"answer is not JSON: {exc}")
     problem = _schema_problem(config, document)
@@ -165,7 +178,7 @@ def check_typeof(config: EvaluatorConfig, answer: str) -> CheckOutcome:
             f"evaluator {config.name!r} (typeof): 'value' must be one of {', '.join(JSON_TYPES)}"
         )
     try:
-        found = json_type(json.loads(answer.strip()))
+        found = json_type(parse_json(answer))
     except (json.JSONDecodeError, RecursionError):
         found = "string"
     held = found == wanted or (wanted == "number" and found == "integer")

@@ -44,6 +44,15 @@ class ProgramError(EvaluatorConfigError):
     """A grader program could not run or did not finish properly (the message says why)."""
 
 
+class ProgramExitError(ProgramError):
+    """A program that ran and exited non-zero: ``code`` and the tail of its stderr."""
+
+    def __init__(self, code: int, tail: str) -> None:
+        super().__init__(f"the grader program exited with code {code}: {tail}")
+        self.code = code
+        self.tail = tail
+
+
 @dataclass(frozen=True)
 class ProgramResult:
     """What a finished program wrote (secrets scrubbed), and how long it took."""
@@ -194,7 +203,7 @@ class ProgramRunner:
             shutil.rmtree(mounts.workdir, ignore_errors=True)
         if finished.code != 0:
             tail = finished.stderr.strip()[-STDERR_TAIL:] or "(no output on stderr)"
-            raise ProgramError(f"the grader program exited with code {finished.code}: {tail}")
+            raise ProgramExitError(finished.code, tail)
         return ProgramResult(finished.stdout, finished.stderr, finished.elapsed_ms)
 
     def _readable(

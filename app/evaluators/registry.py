@@ -38,7 +38,11 @@ from app.evaluators.json_checks import check_contains_json, check_is_json, check
 from app.evaluators.llm_judge import LlmJudgeEvaluator
 from app.evaluators.results import EvaluatorResult
 from app.evaluators.rubrics import RubricEvaluator
-from app.evaluators.run_metrics import ExecutionMetricsEvaluator, SingleMetricEvaluator
+from app.evaluators.run_metrics import (
+    LIMIT_ALIASES,
+    ExecutionMetricsEvaluator,
+    SingleMetricEvaluator,
+)
 from app.evaluators.similarity import (
     DEFAULT_PASS_MARKS,
     SCORERS,
@@ -48,6 +52,7 @@ from app.evaluators.similarity import (
 from app.evaluators.tool_asserts import GRADERS as TOOL_CALL_GRADERS
 from app.evaluators.tool_asserts import ToolCallsEvaluator
 from app.evaluators.trajectory import SkillTriggerEvaluator, ToolTrajectoryEvaluator
+from app.evaluators.verdicts import verdict_for
 
 _CANONICAL = frozenset(entry.name for entry in GRADER_TYPES)
 GATE_OPTIONS = frozenset({"required", "min_score"})
@@ -68,6 +73,7 @@ class EvaluatorRegistry:
         self._options: dict[str, frozenset[str]] = {}
         self._threshold: dict[str, ThresholdUse] = {}
         self._default_marks: dict[str, float] = {}
+        self._negated_here: set[str] = set()
 
     def register(
         self,
@@ -84,8 +90,9 @@ class EvaluatorRegistry:
             type_name: The canonical type name.
             evaluator: The implementation.
             options: The type's own keys (as eval files write them) it honours, besides
-                ``name``, ``type``, ``weight`` and ``threshold``; a suite giving any other
-                option of the type is refused until the implementation honours it.
+                ``name``, ``type``, ``weight``, ``threshold`` and ``negate`` (the registry
+                inverts the result of a type that does not list it itself); a suite giving
+                any other option of the type is refused until the implementation honours it.
             threshold: What the grader's ``threshold`` means (its pass mark, or a limit).
             default_pass_mark: The type's own pass mark when the grader gives none (else the
                 case's pass threshold applies).
@@ -96,7 +103,9 @@ class EvaluatorRegistry:
         if type_name not in _CANONICAL:
             raise ValueError(f"{type_name!r} is not a grader type of the catalog")
         self._by_type[type_name] = evaluator
-        self._options[type_name] = frozenset(options) | GATE_OPTIONS | {"threshold"}
+        if "negate" not in options:
+            self._negated_here.add(type_name)
+        self._options[type_name] = frozenset(options) | GATE_OPTIONS | {"threshold", "negate"}
         self._threshold[type_name] = threshold
         if default_pass_mark is not None:
             self._default_marks[type_name] = default_pass_mark
@@ -128,6 +137,8 @@ class EvaluatorRegistry:
             outcome = await evaluator.evaluate(config, context)
         except (EvaluatorConfigError, ServiceError) as exc:
             return error_outcome(config, str(exc))
+        if config.negate and config.type in self._negated_here:
+            outcome = negated(outcome, context)
         return self._judged(config, outcome, context.thresholds.pass_)
 
     def _judged(
@@ -139,7 +150,7 @@ class EvaluatorRegistry:
         evaluator's own for this result, else the type's default; a grader with such a mark
         gets a pass/fail verdict by it, and failing it fails the case. Without one the case's
         pass threshold decides. A ``required`` grader under its ``min_score`` (default: its
-        pass mark) fails the case too, whatever the other graders score.
+        pass mark) fails the case too and makes its score 0, as AgentV scores it.
         """
         result = outcome.result
         if result.status != "ok" or result.score is None:
@@ -159,15 +170,38 @@ class EvaluatorRegistry:
             if negated:
                 update["score"] = round(1.0 - result.score, 4)
         forces = outcome.forces_fail or (own is not None and not passed)
+        gate_failed = False
         if config.required:
             floor = config.min_score if config.min_score is not None else own or case_mark
-            forces = forces or result.score < floor
+            gate_failed = result.score < floor
         return replace(
             outcome,
             result=result.model_copy(update=update),
-            forces_fail=forces,
+            forces_fail=forces or gate_failed,
             own_mark=own is not None,
+            gate_failed=gate_failed,
         )
+
+
+def negated(outcome: EvaluatorOutcome, context: EvaluationContext) -> EvaluatorOutcome:
+    """``negate: true``: the score inverted (1 - score), hits and misses swapped.
+
+    A result without a score (an error, a judge that gave none) stays as it is.
+    """
+    result = outcome.result
+    if result.status != "ok" or result.score is None:
+        return outcome
+    score = 1.0 - result.score
+    inverted = result.model_copy(
+        update={
+            "score": score,
+            "verdict": verdict_for(score, context.thresholds),
+            "hits": result.misses,
+            "misses": result.hits,
+            "reasoning": f"negated: {result.reasoning}" if result.reasoning else "negated",
+        }
+    )
+    return replace(outcome, result=inverted, forces_fail=False)
 
 
 def error_outcome(config: EvaluatorConfig, message: str) -> EvaluatorOutcome:
@@ -187,7 +221,8 @@ def error_outcome(config: EvaluatorConfig, message: str) -> EvaluatorOutcome:
 def build_registry() -> EvaluatorRegistry:
     """A registry holding every built-in evaluator type."""
     registry = EvaluatorRegistry()
-    judge_options = ("prompt", "rubrics", "criteria", "value", "target", "temperature")
+    # A judge here takes one step, so it is always within a ``max_steps`` limit.
+    judge_options = ("prompt", "rubrics", "criteria", "value", "target", "temperature", "max_steps")
     registry.register("llm_judge", LlmJudgeEvaluator(RubricEvaluator()), judge_options)
     checks = {
         "contains": check_contains,
@@ -218,7 +253,9 @@ def build_registry() -> EvaluatorRegistry:
     )
     _register_metrics(registry)
     registry.register("tool_trajectory", ToolTrajectoryEvaluator(), _TRAJECTORY_OPTIONS)
-    registry.register("skill_trigger", SkillTriggerEvaluator(), ("skill", "should_trigger"))
+    registry.register(
+        "skill_trigger", SkillTriggerEvaluator(), ("skill", "should_trigger", "value")
+    )
     for name in TOOL_CALL_GRADERS:
         registry.register(name, ToolCallsEvaluator(), ("value", "negate"))
     registry.register(
@@ -240,6 +277,7 @@ _EXECUTION_OPTIONS = (
     "max_duration_ms",
     "target_exploration_ratio",
     "exploration_tolerance",
+    *LIMIT_ALIASES,
 )
 
 

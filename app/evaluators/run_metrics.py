@@ -6,8 +6,9 @@ its own duration). ``latency`` passes when the call took at most ``threshold`` m
 when it cost at most ``threshold`` (or ``budget``) USD. ``execution_metrics`` checks every
 limit it is given (``max_tool_calls``, ``max_llm_calls``, ``max_tokens``,
 ``max_input_tokens``, ``max_output_tokens``, ``max_cost_usd``, ``max_duration_ms``,
-``target_exploration_ratio`` within ``exploration_tolerance``, default 0.2) and scores the
-share met; a figure the target did not report is a miss that says so.
+``target_exploration_ratio`` within ``exploration_tolerance``, default 0.2; AgentV's
+``token-usage`` spells the token limits ``max_total``, ``max_input``, ``max_output``) and
+scores the share met; a figure the target did not report is a miss that says so.
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ LIMIT_KEYS = (
     "max_cost_usd",
     "max_duration_ms",
 )
+LIMIT_ALIASES = {
+    "max_total": "max_tokens",
+    "max_input": "max_input_tokens",
+    "max_output": "max_output_tokens",
+}
+"""AgentV's ``token-usage`` spellings of the token limits."""
 
 
 def exploration_ratio(run: CandidateRun) -> float | None:
@@ -133,7 +140,10 @@ class ExecutionMetricsEvaluator:
         self, config: EvaluatorConfig, context: EvaluationContext
     ) -> EvaluatorOutcome:
         """Compare every configured limit with the call's figures."""
-        extra = config.model_extra or {}
+        extra = dict(config.model_extra or {})
+        for alias, key in LIMIT_ALIASES.items():
+            if extra.get(alias) is not None and extra.get(key) is None:
+                extra[key] = extra[alias]
         run = context.candidate
         actual = figures(run)
         hits: list[str] = []

@@ -240,7 +240,7 @@ class SkillTriggerEvaluator:
     ) -> EvaluatorOutcome:
         """Score 1 when the skill was invoked as the grader expects, else 0."""
         extra = config.model_extra or {}
-        skill = extra.get("skill")
+        skill = extra.get("skill", config.value)  # promptfoo's skill-used names it in value
         if not isinstance(skill, str) or not skill.strip():
             raise EvaluatorConfigError(f"evaluator {config.name!r}: 'skill' names the skill")
         expected = extra.get("should_trigger", True) is not False

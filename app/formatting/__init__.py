@@ -15,6 +15,7 @@ from app.formatting.evaluator_prompt import (
 from app.formatting.guidelines import GuidelineMatcher
 from app.formatting.messages import (
     DEFAULT_GUIDELINE_PATTERNS,
+    DEFAULT_SYSTEM_PROMPT,
     ChatMessage,
     FilePart,
     FormatOptions,
@@ -27,6 +28,7 @@ from app.formatting.prompt import format_prompt, referenced_files
 __all__ = [
     "DEFAULT_EVALUATOR_TEMPLATE",
     "DEFAULT_GUIDELINE_PATTERNS",
+    "DEFAULT_SYSTEM_PROMPT",
     "EVALUATOR_VARIABLES",
     "FILE_CHANGES_SECTION",
     "TOOL_CALLS_SECTION",

@@ -83,6 +83,14 @@ class Message(BaseModel):
         raise PydanticCustomError("content_type", _CONTENT_SHAPE)
 
 
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a careful assistant. Follow all provided instructions and do not fabricate results."
+)
+"""The system message of a case with no system turn (AgentV's wording; seed 001's default).
+
+A target's or a suite's ``system_prompt`` replaces it; ``""`` sends none."""
+
+
 class ChatMessage(BaseModel):
     """One message of a ``chatPrompt``: a role and its rendered text."""
 
@@ -99,6 +107,7 @@ class FormatOptions(BaseModel):
     marker_style: MarkerStyle = "at"
     guideline_patterns: tuple[str, ...] = DEFAULT_GUIDELINE_PATTERNS
     system_prompt: str | None = None
+    default_system_prompt: str = ""
 
 
 class FormattedPrompt(BaseModel):

@@ -86,6 +86,7 @@ def format_prompt(
         guidelines=guidelines,
         system_prompt=options.system_prompt,
         mode=options.mode,
+        default_system_prompt=options.default_system_prompt,
     )
     file_paths, missing, warnings = _files_and_warnings(segments, options)
     attachments = (

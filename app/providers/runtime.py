@@ -144,6 +144,7 @@ class TargetRuntime:
         self.adapter = adapter
         self.kind: ProviderKind = adapter.kind
         self.judge_target = config.judge_target
+        self.system_prompt = config.system_prompt
         self.max_concurrency = max_concurrency
         self.policies = dict(policies)
         self.judge_max_output_tokens = judge_max_output_tokens

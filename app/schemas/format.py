@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.formatting.messages import (
     DEFAULT_GUIDELINE_PATTERNS,
+    DEFAULT_SYSTEM_PROMPT,
     ChatMessage,
     MarkerStyle,
     Message,
@@ -38,6 +39,14 @@ class FormatRequest(BaseModel):
     )
     system_prompt: str | None = Field(
         None, description="First part of the chatPrompt system message."
+    )
+    default_system_prompt: str = Field(
+        DEFAULT_SYSTEM_PROMPT,
+        description=(
+            "The system message when the case has no system turn and no `system_prompt` is "
+            "given (AgentV's wording by default, as a run sends it unless the target or the "
+            'suite sets its own); `""` sends none.'
+        ),
     )
     allow_missing_files: bool = Field(
         False, description="Skip referenced files that were not supplied, with a warning."

@@ -60,6 +60,7 @@ async def format_case(
         marker_style=request.marker_style,
         guideline_patterns=tuple(request.guideline_patterns),
         system_prompt=request.system_prompt,
+        default_system_prompt=request.default_system_prompt,
     )
     if len(request.input_messages) <= LOOP_MESSAGES:
         formatted = format_prompt(request.input_messages, loaded.files, options)

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from app.errors import FieldError
 from app.schemas.suites import CaseCheck, ValidateRequest, ValidateResponse
 from app.settings import Settings
+from app.suites.document import render_path
 from app.suites.files import FileSource
 from app.suites.git_sources import GitSources
-from app.suites.loader import check_suite
+from app.suites.loader import SuiteReport, check_suite
 from app.suites.model import FormattedCase
 
 
@@ -25,7 +26,8 @@ async def validate_suite(
     With ``prompts``, each case also carries its formatted question, guidelines and
     chatPrompt, so one call shows what every candidate of the suite would be sent. With
     ``targets`` (the configured ones), a suite naming a provider that is not one of them is
-    invalid, the error naming it.
+    invalid, the error naming it, and so is a grader naming such a judge target (as
+    ``/evaluate`` refuses both).
     """
     report = await check_suite(
         request.suite,
@@ -43,6 +45,8 @@ async def validate_suite(
         known = ", ".join(sorted(targets)) or "(none)"
         message = f"provider {target!r} is not a target of this service (targets: {known})"
         errors.append(FieldError(path=where, message=message))
+    if targets is not None:
+        errors.extend(_unknown_grader_targets(report, set(targets)))
     return ValidateResponse(
         valid=report.valid and not errors,
         dialect=report.dialect,
@@ -69,3 +73,25 @@ def _case_check(formatted: FormattedCase, *, with_prompt: bool) -> CaseCheck:
             "chat_prompt": list(prompt.chat_prompt),
         }
     )
+
+
+def _unknown_grader_targets(report: SuiteReport, known: set[str]) -> list[FieldError]:
+    """An error per case grader naming a judge target that is not configured."""
+    if report.suite is None:
+        return []
+    listed = ", ".join(sorted(known)) or "(none)"
+    errors: list[FieldError] = []
+    for case in report.suite.cases:
+        origin = report.origins.get(case.id)
+        where = origin.path if origin is not None else ()
+        pending = list(case.all_graders())
+        while pending:
+            grader = pending.pop(0)
+            pending.extend(grader.evaluators)
+            if grader.target and grader.target not in known:
+                message = (
+                    f"grader {grader.name!r} names target {grader.target!r}, which is not "
+                    f"configured here ({listed})"
+                )
+                errors.append(FieldError(path=render_path(where), message=message))
+    return errors

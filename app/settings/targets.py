@@ -107,6 +107,14 @@ class TargetBase(BaseModel):
     max_concurrency: int | None = Field(
         None, ge=1, validation_alias=_choices("max_concurrency", "maxConcurrency", "workers")
     )
+    system_prompt: str | None = Field(
+        None,
+        validation_alias=_choices("system_prompt", "systemPrompt"),
+        description=(
+            "The system message of a case with no system turn (default: AgentV's wording, "
+            "'You are a careful assistant...'); a suite's own wins; \"\" sends none."
+        ),
+    )
     temperature: float | None = None
     max_output_tokens: int | None = Field(
         None, ge=1, validation_alias=_choices("max_output_tokens", "maxOutputTokens", "maxTokens")

@@ -42,7 +42,7 @@ SUITE_KEYS = frozenset(
     {"$schema", "description", "dataset", "target", "evaluator", "execution", "thresholds"}
     | {"repeat", "trials"}
     | {"guideline_patterns", "assertions", "assert", "input", "input_files", "vars", "imports"}
-    | {"workspace", "budget_usd"}
+    | {"workspace", "budget_usd", "system_prompt"}
     | {*CASE_LIST_KEYS, *METADATA_KEYS}
     | TOOL_USE_KEYS
 )
@@ -55,6 +55,8 @@ SUITE_REFUSED = {
     "providers": "it belongs to the prompts/providers/vars layout: name the target with 'target'",
     "defaultTest": "it belongs to the prompts/providers/vars layout, not read with evalcases",
     "default_test": "it belongs to the prompts/providers/vars layout, not read with evalcases",
+    "targets": "a list of targets (one run per target, a matrix) is not supported yet: name "
+    "one target",
 }
 
 
@@ -108,6 +110,7 @@ def _suite_fields(
         "metadata": metadata_of(document, METADATA_KEYS),
         "target": _target(document, findings),
         "workspace": read_workspace(document, sources.texts, findings),
+        "system_prompt": text_field(document, ("system_prompt",), (), findings),
     }
     if document.get("evaluator") not in (None, "llm_judge"):
         findings.error(

@@ -102,7 +102,10 @@ def read_case(
     case_id = text_field(raw, ("id",), path, findings, required=True)
     live = is_conversation(raw)
     declares_graders = _declares_graders(raw, execution, defaults, skip_defaults)
-    outcome = _outcome(raw, path, render, findings, required=not (declares_graders or live))
+    # A test with an expected answer and nothing else is graded against it (AgentV).
+    expects = any(raw.get(key) is not None for key in EXPECTED_KEYS)
+    optional = declares_graders or live or expects
+    outcome = _outcome(raw, path, render, findings, required=not optional)
     conversation = None
     if live:
         conversation = read_conversation(
@@ -237,7 +240,7 @@ def _input(
         messages = _attach(messages, files, (*path, "input_files"), origin, findings)
     if skip_defaults:
         return messages
-    if suite_files is not None:
+    if suite_files is not None and raw.get("input_files") is None:  # a test's own replace them
         messages = _attach(messages, *suite_files, origin, findings)
     if defaults.input is not None:
         suite_raw, suite_path = defaults.input

@@ -12,7 +12,7 @@ naming the grader. A suite's ``workspace`` is placed the same way (``place_works
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -25,6 +25,8 @@ from app.suites.model import EvalCase, EvalSuite
 from app.suites.reading import CaseOrigin
 from app.suites.workspace_repos import place_repos
 
+SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".sh")
+"""Arguments that name a program file of the suite: each must exist where the grader runs."""
 WORKSPACE_INLINE = (
     "a workspace is set up only for a suite file read from a workspace root (name the suite by "
     "its path), never for a suite sent in the request body"
@@ -81,8 +83,30 @@ def _place(
         folder = _folder(grader, declared, policy, findings, where, reported)
         update["aggregator"] = aggregator.model_copy(update={"cwd": folder})
     if grader.type == "code_judge" or grader.prompt_program is not None:
-        update["cwd"] = _folder(grader, grader.cwd, policy, findings, where, reported)
+        folder = _folder(grader, grader.cwd, policy, findings, where, reported)
+        update["cwd"] = folder
+        commands = [grader.command] if grader.type == "code_judge" else []
+        if grader.prompt_program is not None:
+            commands.append(grader.prompt_program.command)
+        for command in commands if folder is not None else []:
+            missing = _missing_script(command, Path(str(folder)))
+            if missing is not None and grader.name not in reported:
+                reported.add(grader.name)
+                findings.error(
+                    where,
+                    f"grader {grader.name!r} ({grader.type}) cannot run: its program file "
+                    f"{missing!r} does not exist",
+                )
     return grader.model_copy(update=update) if update else grader
+
+
+def _missing_script(command: Sequence[str], folder: Path) -> str | None:
+    """A relative script path of ``command`` (``x.py``, ``scripts/x.ts``) not in ``folder``."""
+    for item in command:
+        relative = not item.startswith("-") and not item.startswith("/")
+        if relative and item.endswith(SCRIPT_SUFFIXES) and not (folder / item).is_file():
+            return item
+    return None
 
 
 def _folder(

@@ -18,7 +18,7 @@ from typing import Any
 import anyio.to_thread
 
 from app.errors import DocumentError, FieldError, InvalidRequest
-from app.formatting import FormatOptions, format_prompt
+from app.formatting import DEFAULT_SYSTEM_PROMPT, FormatOptions, format_prompt
 from app.suites.code_graders import CodePolicy, place_code_graders, place_workspace
 from app.suites.dialects import as_suite, detect_dialect, read_document
 from app.suites.document import SuiteDocument, parse_suite_text
@@ -158,10 +158,13 @@ async def read_suite(
     selected = _select(placed, case_ids, report)
     if report.errors:
         return report
-    files = await _load_files(selected, check.origins, file_source, findings, allow_missing_files)
+    files, missing = await _load_files(
+        selected, check.origins, file_source, findings, allow_missing_files
+    )
     if report.errors:
         return report
     report.files = files
+    selected = [_with_missing(case, check.origins[case.id], missing) for case in selected]
     filled = fill_from_files(
         placed,
         selected,
@@ -228,7 +231,14 @@ async def check_suite(
         git=git,
     )
     if report.valid and report.suite is not None:
-        options = FormatOptions(guideline_patterns=report.suite.guideline_patterns)
+        options = FormatOptions(
+            guideline_patterns=report.suite.guideline_patterns,
+            default_system_prompt=(
+                DEFAULT_SYSTEM_PROMPT
+                if report.suite.system_prompt is None
+                else report.suite.system_prompt
+            ),
+        )
         await anyio.to_thread.run_sync(format_cases, report, options)
     return report
 
@@ -287,8 +297,11 @@ async def _load_files(
     file_source: FileSource,
     findings: Findings,
     allow_missing: bool,
-) -> dict[str, str]:
-    """Read every file the selected cases and their judges reference; locate each problem."""
+) -> tuple[dict[str, str], set[str]]:
+    """Read every file the selected cases and their judges reference; locate each problem.
+
+    Returns the files read, and the input files found nowhere (unless allowed missing).
+    """
     locations: References = {}
     for case in selected:
         origin = origins[case.id]
@@ -297,8 +310,15 @@ async def _load_files(
                 for place in places:
                     add_reference(locations, path, place)
     loaded = await file_source.collect(list(locations))
-    _report_file_problems(loaded, locations, findings, allow_missing)
-    return loaded.files
+    prompts = {path for case in selected for path in origins[case.id].prompts}
+    _report_file_problems(loaded, locations, findings, allow_missing, prompts)
+    return loaded.files, set() if allow_missing else set(loaded.missing) - prompts
+
+
+def _with_missing(case: EvalCase, origin: CaseOrigin, missing: set[str]) -> EvalCase:
+    """The case marked with the input files it references that were found nowhere."""
+    absent = tuple(path for path in origin.files if path in missing)
+    return case.model_copy(update={"missing_files": absent}) if absent else case
 
 
 def _report_file_problems(
@@ -306,8 +326,13 @@ def _report_file_problems(
     locations: References,
     findings: Findings,
     allow_missing: bool,
+    prompts: set[str],
 ) -> None:
-    """An error per refused file, and per missing one (a warning when allowed)."""
+    """An error per refused file, and per missing judge prompt; a warning per missing input.
+
+    A missing input file makes the cases that use it errors when they run (AgentV); with
+    ``allow_missing`` it is left out of them instead.
+    """
     for path, reason in loaded.refused.items():
         for where in locations[path]:
             findings.error(where, f"file {path!r} refused: {reason}")
@@ -315,10 +340,16 @@ def _report_file_problems(
         for where in locations[path]:
             if allow_missing:
                 findings.warn(where, f"file not found: {path} (left out)")
-            else:
+            elif path in prompts:
                 findings.error(
                     where,
                     f"file not found: {path} (send it in `files` or put it under a workspace root)",
+                )
+            else:
+                findings.warn(
+                    where,
+                    f"file not found: {path}: the cases that use it are errors (send it in "
+                    "`files` or put it under a workspace root)",
                 )
 
 

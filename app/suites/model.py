@@ -164,6 +164,8 @@ class EvalCase(BaseModel):
             conversation once its turns are done (none: only the turns are graded).
         graded: False for a promptfoo test with no assertions: it runs, its answer is kept,
             and it passes ungraded (as promptfoo reports it); no default judge grades it.
+        missing_files: Files its input references that were found nowhere: the case runs
+            as an ``error`` naming them, the other cases run (AgentV).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -183,6 +185,7 @@ class EvalCase(BaseModel):
         None, description="Tools, canned tool results and structured output for the candidate."
     )
     graded: bool = True
+    missing_files: tuple[str, ...] = ()
 
     def opening_messages(self) -> tuple[Message, ...]:
         """What the candidate is first given: the input, then a conversation's first turn."""
@@ -233,6 +236,16 @@ class EvalSuite(BaseModel):
     cases: tuple[EvalCase, ...]
     metadata: dict[str, Any] = Field(default_factory=dict)
     workspace: Workspace | None = None
+    max_concurrency: int | None = Field(
+        None, ge=1, description="Cases run at once (AgentV's evaluate_options.max_concurrency)."
+    )
+    system_prompt: str | None = Field(
+        None,
+        description=(
+            "The system message of cases with no system turn (None: the target's, else the "
+            'built-in default; "": none).'
+        ),
+    )
     budget_usd: float | None = Field(
         None, gt=0, description="Cost in US dollars after which the run starts no more cases."
     )

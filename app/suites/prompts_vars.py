@@ -20,6 +20,7 @@ from app.errors import DocumentError
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import Message
+from app.suites.agentv_layout import evaluate_options, skips_defaults
 from app.suites.case_fields import read_expected, read_messages, reference_answer
 from app.suites.document import DocumentPath
 from app.suites.findings import MISSING, Findings, describe, pick, text_field, warn_unknown_keys
@@ -47,6 +48,7 @@ DEFAULT_TEST_KEYS = ("defaultTest", "default_test")
 METADATA_KEYS = frozenset({"name", "tags", "version", "metadata"})
 SUITE_KEYS = frozenset(
     {"description", "prompts", "providers", "tests", "$schema", "target", "vars", "workspace"}
+    | {"system_prompt", "assert", "evaluate_options"}
     | {*DEFAULT_TEST_KEYS, *METADATA_KEYS}
 )
 SUITE_REFUSED = {
@@ -63,10 +65,12 @@ SUITE_REFUSED = {
     "input_files": "AgentV's suite input_files are not read in this layout",
     "execution": "AgentV's execution settings are not read in this layout: use providers",
     "evalcases": "AgentV's evalcases are not read in this layout: use tests",
+    "targets": "a list of targets (one run per target, a matrix) is not supported yet: "
+    "name one provider",
 }
 TEST_KEYS = frozenset(
     {"id", "description", "vars", "assert", "threshold", "metadata", "criteria"}
-    | {"input", "expected_output", "conversation_id", "note", "tags"}
+    | {"input", "expected_output", "conversation_id", "note", "tags", "execution"}
     | TOOL_USE_KEYS
 )
 TEST_REFUSED = {
@@ -79,7 +83,6 @@ TEST_REFUSED = {
     "assertions": "AgentV's case graders are not read in this layout: use assert",
     "evaluators": "AgentV's case graders are not read in this layout: use assert",
     "input_files": "AgentV's input_files are not read in this layout",
-    "execution": "AgentV's execution settings are not read in this layout",
 }
 DEFAULT_TEST_READ = frozenset({"vars", "assert", "threshold", "metadata"})
 
@@ -95,6 +98,8 @@ class DefaultTest:
     metadata: dict[str, Any] = field(default_factory=dict)
     tool_use: ToolUse | None = None
     texts: Mapping[str, str] = field(default_factory=dict)
+    suite_graders: Any = None
+    """AgentV's top-level ``assert``: every test's, unless it skips defaults."""
 
 
 def read_prompts_vars(
@@ -110,6 +115,7 @@ def read_prompts_vars(
     defaults = _default_test(document, sources, findings)
     defaults.texts = sources.texts
     target, defaults.tool_use = _target(document, findings, sources.texts)
+    defaults.suite_graders = document.get("assert")
     cases: list[EvalCase] = []
     origins: dict[str, CaseOrigin] = {}
     first_seen: dict[str, DocumentPath] = {}
@@ -121,6 +127,8 @@ def read_prompts_vars(
             first_seen[case.id] = path
             cases.append(case)
             origins[case.id] = origin
+    system_prompt = text_field(document, ("system_prompt",), (), findings)
+    options = evaluate_options(document.get("evaluate_options"), findings)
     if findings.errors:
         return SuiteCheck(suite=None, dialect="prompts-providers-vars")
     suite = EvalSuite(
@@ -130,6 +138,8 @@ def read_prompts_vars(
         cases=tuple(cases),
         metadata=metadata_of(document, METADATA_KEYS),
         workspace=read_workspace(document, sources.texts, findings),
+        system_prompt=system_prompt,
+        **options,
         **({"guideline_patterns": sources.config_patterns} if sources.config_patterns else {}),
     )
     return SuiteCheck(suite=suite, dialect="prompts-providers-vars", origins=origins)
@@ -345,8 +355,14 @@ def _graders(
     )
     own = read_grader_list(raw["assert"], (*path, "assert"), context) if "assert" in raw else ()
     shared: tuple[EvaluatorConfig, ...] = ()
+    if skips_defaults(raw, path, findings):
+        origin.prompts.update(context.prompts)
+        return tuple(own or ())
     if defaults.graders is not None:
         shared = read_grader_list(defaults.graders, (*defaults.path, "assert"), context) or ()
+    if defaults.suite_graders is not None:
+        suite = read_grader_list(defaults.suite_graders, ("assert",), context) or ()
+        shared = (*suite, *shared)
     origin.prompts.update(context.prompts)
     return with_defaults(own or (), shared, defaults_first=True)
 

@@ -305,10 +305,11 @@ async def test_provider_preview_shows_each_apis_body_without_configured_targets(
     assert response.status_code == 200
     assert set(previews) == {"openai", "anthropic", "gemini"}
     openai, anthropic, gemini = (previews[name] for name in ("openai", "anthropic", "gemini"))
-    assert [m["role"] for m in openai["body"]["messages"]] == ["user", "assistant", "user", "user"]
-    assert openai["rewrites"] == ["tool turn 3 sent as user with @[Tool]: marker"]
+    roles = [m["role"] for m in openai["body"]["messages"]]
+    assert roles == ["system", "user", "assistant", "user", "user"]  # the default system prompt
+    assert openai["rewrites"] == ["tool turn 4 sent as user with @[Tool]: marker"]
     assert [m["role"] for m in anthropic["body"]["messages"]] == ["user", "assistant", "user"]
-    assert "turns 3 and 4 merged: consecutive user" in anthropic["rewrites"]
+    assert "turns 4 and 5 merged: consecutive user" in anthropic["rewrites"]
     assert [turn["role"] for turn in gemini["body"]["contents"]] == ["user", "model", "user"]
     assert all("no target is named" in preview["note"] for preview in previews.values())
 

@@ -303,8 +303,9 @@ async def test_a_failing_required_grader_fails_the_case_whatever_the_score() -> 
         plan_for(),
         context_with(ScriptedTarget(candidate="about 4")),
     )
-    assert record.score == 0.9
+    assert record.score == 0.0  # AgentV: a required grader below its mark zeroes the case
     assert (record.verdict, record.status) == ("fail", "failed")
+    assert [result.score for result in record.evaluator_results] == [0.0, 1.0]
 
 
 async def test_a_required_grader_passes_at_its_own_min_score() -> None:

@@ -30,6 +30,7 @@ class ScriptedTarget:
     name: str = "fake"
     kind: ProviderKind = "api"
     judge_target: str | None = None
+    system_prompt: str | None = None
     max_concurrency: int | None = None
     candidate: Reply = "candidate answer"
     judge_replies: list[Reply] = field(default_factory=lambda: [verdict_json()])

@@ -115,9 +115,26 @@ async def test_the_program_runs_in_a_fresh_temporary_folder_removed_afterwards(
 async def test_no_shell_reads_the_command(tmp_path: Path) -> None:
     report = await read(tmp_path, {"type": "code-grader", "command": "echo $HOME; touch pwned"})
     result = await run(report, "4", runner(tmp_path))
-    assert result.status == "error"
     assert "printed no JSON object: $HOME; touch pwned" in (result.reasoning or "")
     assert not exists(tmp_path / "evals" / "pwned")
+
+
+async def test_a_program_that_exits_0_printing_no_json_scores_1_as_in_agentv(
+    tmp_path: Path,
+) -> None:
+    report = await read(tmp_path, {"type": "code-grader", "command": ["echo", "all good"]})
+    result = await run(report, "4", runner(tmp_path))
+    assert (result.status, result.score, result.passed) == ("ok", 1.0, True)
+    assert "exited 0 and printed no JSON object: all good" in (result.reasoning or "")
+
+
+async def test_a_program_that_exits_non_zero_scores_0_as_in_agentv(tmp_path: Path) -> None:
+    report = await read(tmp_path, {"type": "code-grader", "command": [sys.executable, "fails.py"]})
+    result = await run(report, "4", runner(tmp_path))
+    assert (result.status, result.score, result.passed) == ("ok", 0.0, False)
+    assert "exited with code 3: no model file" in (result.reasoning or "")
+    assert result.details is not None
+    assert result.details["exit_code"] == 3
 
 
 @pytest.mark.parametrize(
@@ -125,7 +142,6 @@ async def test_no_shell_reads_the_command(tmp_path: Path) -> None:
     [
         ("slow.py", {"timeout_seconds": 0.5}, "the grader program timed out after 0.5 s"),
         ("loud.py", {"max_output_bytes": 4096}, "wrote more than 4096 bytes to stdout"),
-        ("fails.py", {}, "exited with code 3: no model file"),
     ],
 )
 async def test_a_program_that_misbehaves_is_an_error_result(

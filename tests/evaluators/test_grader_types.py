@@ -320,6 +320,38 @@ ROWS: list[tuple[str, dict[str, Any], Answer, Answer, Any]] = [
         Answer("x", judge_says=0.4),
         None,
     ),
+    # AgentV runs these (issue 35): a negated judge, a judge's max_steps, JSON.parse's JSON,
+    # token-usage's own limit names, skill-used naming its skill in value.
+    (
+        "llm-grader-negate",
+        {"type": "llm-grader", "prompt": "Is it rude?", "negate": True},
+        Answer("x", judge_says=0.1),
+        Answer("x", judge_says=0.9),
+        None,
+    ),
+    (
+        "llm-grader-max-steps",
+        {"type": "llm-grader", "max_steps": 3},
+        Answer("x", judge_says=0.9),
+        Answer("x", judge_says=0.2),
+        None,
+    ),
+    ("is-json-nan", {"type": "is-json"}, Answer('{"a": 1}'), Answer('{"a": NaN}'), None),
+    ("is-json-infinity", {"type": "is-json"}, Answer("[1e308]"), Answer("[-Infinity]"), None),
+    (
+        "token-usage",
+        {"type": "token-usage", "max_total": 100, "max_input": 80, "max_output": 20},
+        Answer("x", CandidateRun(input_tokens=40, output_tokens=10)),
+        Answer("x", CandidateRun(input_tokens=40, output_tokens=30)),
+        None,
+    ),
+    (
+        "skill-used-value",
+        {"type": "skill-used", "value": "deploy"},
+        Answer("x", calls("Skill", Skill={"skill": "deploy"})),
+        Answer("x", calls("Read")),
+        None,
+    ),
 ]
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from app.formatting import ChatMessage, FormattedPrompt
+from app.formatting import DEFAULT_SYSTEM_PROMPT, ChatMessage, FormattedPrompt
 from app.suites.files import FileSource
 from app.suites.loader import SuiteReport, check_suite
 from app.suites.model import EvalCase
@@ -124,8 +124,9 @@ async def test_code_review_single_message_is_flat() -> None:
     assert not prompt.role_markers
     assert prompt.question == f"<Attached: .github/copilot.instructions.md>\n\n{text}\n\n{code}"
     guidelines = file_block("code-review", ".github/copilot.instructions.md")
+    system = f"{DEFAULT_SYSTEM_PROMPT}\n\n[[ ## Guidelines ## ]]\n\n{guidelines}"
     assert list(prompt.chat_prompt) == [
-        ChatMessage(role="system", content=f"[[ ## Guidelines ## ]]\n\n{guidelines}"),
+        ChatMessage(role="system", content=system),
         ChatMessage(
             role="user", content=f"<Attached: .github/copilot.instructions.md>\n{text}\n{code}"
         ),

@@ -1,0 +1,206 @@
+"""The four agreement figures and the differences behind them."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from scripts.conformance.agentv.model import CaseRun, GraderRun, SuiteRun
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One disagreement: where, of which kind (``kind``), and what each side did."""
+
+    suite: str
+    case: str
+    kind: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.kind:9} {self.suite} :: {self.case}: {self.detail}"
+
+
+@dataclass(frozen=True)
+class Deliberate:
+    """A difference we keep on purpose; ``reason`` names its entry in docs/design.md."""
+
+    kind: str
+    suite: str
+    case: str
+    detail: str
+    reason: str
+
+    def covers(self, difference: Difference) -> bool:
+        return (
+            self.kind == difference.kind
+            and fnmatch.fnmatchcase(difference.suite, self.suite)
+            and fnmatch.fnmatchcase(difference.case, self.case)
+            and self.detail in difference.detail
+        )
+
+
+@dataclass
+class Tally:
+    """Agreements out of comparisons."""
+
+    agree: int = 0
+    total: int = 0
+
+    def add(self, same: bool) -> None:
+        self.agree += same
+        self.total += 1
+
+    def __str__(self) -> str:
+        share = f" ({100 * self.agree / self.total:.0f}%)" if self.total else ""
+        return f"{self.agree}/{self.total}{share}"
+
+
+@dataclass
+class Figures:
+    """The issue's four figures, plus every difference found."""
+
+    messages: Tally = field(default_factory=Tally)
+    question: Tally = field(default_factory=Tally)
+    graders: Tally = field(default_factory=Tally)
+    cases: Tally = field(default_factory=Tally)
+    not_run: int = 0
+    differences: list[Difference] = field(default_factory=list)
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _squeezed(messages: list[dict[str, Any]] | None) -> list[tuple[str, str]] | None:
+    if messages is None:
+        return None
+    return [
+        (str(m.get("role")), _SPACE.sub(" ", str(m.get("content") or "")).strip()) for m in messages
+    ]
+
+
+def message_category(ours: list[dict[str, Any]] | None, theirs: list[dict[str, Any]] | None) -> str:
+    """Why two candidate message lists differ, as a tag the deliberate list can name.
+
+    ``whitespace``: the same once runs of whitespace are squeezed (we trim rendered text and
+    join a message's parts with one newline); ``guidelines``: ours carries a guidelines
+    block (AgentV 4.42.4 embeds guideline files as plain files); ``other`` otherwise.
+    """
+    if _squeezed(ours) == _squeezed(theirs):
+        return "whitespace"
+    if ours and "[[ ## Guidelines ## ]]" in str(ours[0].get("content")):
+        return "guidelines"
+    return "other"
+
+
+def _same_score(ours: float | None, theirs: float | None) -> bool:
+    if ours is None or theirs is None:
+        return ours is theirs
+    return abs(ours - theirs) < 1e-3
+
+
+def _kind(grader: GraderRun) -> str:
+    return grader.type.replace("-", "_")
+
+
+def pair_graders(
+    ours: list[GraderRun], theirs: list[GraderRun]
+) -> list[tuple[GraderRun | None, GraderRun | None]]:
+    """Graders matched by name, then the rest by type in order; unmatched ones alone."""
+    left = list(ours)
+    pairs: list[tuple[GraderRun | None, GraderRun | None]] = []
+    unmatched: list[GraderRun] = []
+    for grader in theirs:
+        mine = next((g for g in left if g.name == grader.name), None)
+        if mine is None:
+            unmatched.append(grader)
+            continue
+        left.remove(mine)
+        pairs.append((mine, grader))
+    for grader in unmatched:
+        mine = next((g for g in left if _kind(g) == _kind(grader)), None)
+        if mine is not None:
+            left.remove(mine)
+        pairs.append((mine, grader))
+    pairs.extend((mine, None) for mine in left)
+    return pairs
+
+
+def _grader_text(grader: GraderRun | None) -> str:
+    if grader is None:
+        return "absent"
+    return f"{grader.name}[{grader.type}] {grader.score} {'pass' if grader.passed else 'fail'}"
+
+
+def compare_case(suite: str, ours: CaseRun, theirs: CaseRun, figures: Figures) -> None:
+    """Add one case run by both to the figures."""
+    found: list[Difference] = []
+    mine_messages, their_messages = ours.candidate_messages(), theirs.candidate_messages()
+    if mine_messages is not None or their_messages is not None:
+        same = mine_messages == their_messages
+        figures.messages.add(same)
+        if not same:
+            category = message_category(mine_messages, their_messages)
+            detail = f"[{category}] ours {mine_messages!r} AgentV {their_messages!r}"
+            found.append(Difference(suite, ours.case_id, "messages", detail))
+    mine_question, their_question = ours.judge_question(), theirs.judge_question()
+    if mine_question is not None and their_question is not None:
+        same = mine_question == their_question
+        figures.question.add(same)
+        if not same:
+            category = (
+                "whitespace"
+                if _SPACE.sub(" ", mine_question).strip() == _SPACE.sub(" ", their_question).strip()
+                else "other"
+            )
+            detail = f"[{category}] ours {mine_question!r} AgentV {their_question!r}"
+            found.append(Difference(suite, ours.case_id, "question", detail))
+    for mine, their in pair_graders(ours.graders, theirs.graders):
+        same = (
+            mine is not None
+            and their is not None
+            and _same_score(mine.score, their.score)
+            and mine.passed == their.passed
+        )
+        figures.graders.add(same)
+        if not same:
+            named = their or mine
+            detail = (
+                f"{named.name if named else '?'}: ours {_grader_text(mine)}, "
+                f"AgentV {_grader_text(their)}"
+            )
+            found.append(Difference(suite, ours.case_id, "grader", detail))
+    same_verdict = (ours.verdict == "pass") == (theirs.verdict == "pass")
+    figures.cases.add(same_verdict)
+    if not same_verdict:
+        detail = (
+            f"ours {ours.verdict} ({ours.score}; {ours.error}), "
+            f"AgentV {theirs.verdict} ({theirs.score}; {theirs.error})"
+        )
+        found.append(Difference(suite, ours.case_id, "verdict", detail))
+    figures.differences.extend(found)
+
+
+def compare_suite(suite: str, ours: SuiteRun, theirs: SuiteRun, figures: Figures) -> None:
+    """Add one suite to the figures: every case AgentV ran."""
+    if theirs.refused is not None:
+        return
+    for case_id, their_case in theirs.cases.items():
+        mine = ours.cases.get(case_id)
+        if mine is None:
+            figures.not_run += 1
+            why = ours.refused or "no record"
+            figures.differences.append(Difference(suite, case_id, "not-run", why))
+            continue
+        compare_case(suite, mine, their_case, figures)
+
+
+def split(
+    differences: list[Difference], deliberate: tuple[Deliberate, ...]
+) -> tuple[list[Difference], list[Deliberate]]:
+    """Differences no deliberate entry covers, and deliberate entries that covered none."""
+    unexplained = [d for d in differences if not any(k.covers(d) for k in deliberate)]
+    idle = [k for k in deliberate if not any(k.covers(d) for d in differences)]
+    return unexplained, idle
