@@ -126,18 +126,27 @@ def tool_calls_text(calls: Sequence[ToolCall]) -> str:
 def render_user_prompt(config: EvaluatorConfig, context: EvaluationContext) -> str:
     """The judge's user prompt: the case's ``prompt`` or the default template, filled in.
 
+    A ``prompt`` without any ``{{ name }}`` placeholder is what to grade against: the
+    default template is filled with it as the expected outcome (as AgentV reads it).
+
     The default template gains a ``[[ ## tool_calls ## ]]`` section when the candidate
     reported tool calls, and a ``[[ ## file_changes ## ]]`` one when it changed files in its
     workspace; a custom one names ``{{ tool_calls }}`` or ``{{ file_changes }}`` where it
     wants them.
     """
     custom = config.prompt if config.prompt and config.prompt.strip() else None
+    criteria = None
+    if custom is not None and "{{" not in custom:  # no placeholder: it is the criteria (AgentV)
+        custom, criteria = None, config.prompt
     template = custom or DEFAULT_EVALUATOR_TEMPLATE
     if custom is None and context.candidate.tool_calls:
         template += TOOL_CALLS_SECTION
     if custom is None and context.file_changes:
         template += FILE_CHANGES_SECTION
-    return render_evaluator_prompt(template, prompt_variables(context, template))
+    variables = prompt_variables(context, template)
+    if criteria is not None:
+        variables["expected_outcome"] = criteria
+    return render_evaluator_prompt(template, variables)
 
 
 async def judge_user_prompt(config: EvaluatorConfig, context: EvaluationContext) -> str:

@@ -26,7 +26,7 @@ from app.suites.reading import CaseOrigin
 from app.suites.workspace_repos import place_repos
 
 SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".sh")
-"""Arguments that name a program file of the suite: each must exist where the grader runs."""
+"""Arguments that name a program file of the suite: a prompt program's must exist."""
 WORKSPACE_INLINE = (
     "a workspace is set up only for a suite file read from a workspace root (name the suite by "
     "its path), never for a suite sent in the request body"
@@ -85,9 +85,9 @@ def _place(
     if grader.type == "code_judge" or grader.prompt_program is not None:
         folder = _folder(grader, grader.cwd, policy, findings, where, reported)
         update["cwd"] = folder
-        commands = [grader.command] if grader.type == "code_judge" else []
-        if grader.prompt_program is not None:
-            commands.append(grader.prompt_program.command)
+        # A code grader's missing script fails when it runs (exit non-zero: score 0, as in
+        # AgentV); a judge prompt program's stops the run, so it is an error here already.
+        commands = [grader.prompt_program.command] if grader.prompt_program else []
         for command in commands if folder is not None else []:
             missing = _missing_script(command, Path(str(folder)))
             if missing is not None and grader.name not in reported:

@@ -83,6 +83,10 @@ TEST_REFUSED = {
     "assertions": "AgentV's case graders are not read in this layout: use assert",
     "evaluators": "AgentV's case graders are not read in this layout: use assert",
     "input_files": "AgentV's input_files are not read in this layout",
+    "turns": "a live conversation is not read in this layout yet: write the suite with "
+    "AgentV's tests/input keys",
+    "mode": "a live conversation is not read in this layout yet: write the suite with "
+    "AgentV's tests/input keys",
 }
 DEFAULT_TEST_READ = frozenset({"vars", "assert", "threshold", "metadata"})
 

@@ -139,10 +139,11 @@ async def test_not_prefix_negates_a_runnable_check() -> None:
     assert (grader.type, grader.negate, grader.name) == ("contains", True, "not-contains")
 
 
-async def test_negating_a_judge_is_not_supported_yet() -> None:
+async def test_a_negated_judge_is_read_as_agentv_and_promptfoo_run_it() -> None:
     report = await check(suite_with({"type": "not-llm-rubric", "value": "Polite"}))
-    message = errors_by_path(report)["tests[0].assertions[0].type"]
-    assert message == "option 'negate' of grader type 'llm_judge' is not supported yet"
+    assert report.suite is not None, report.errors
+    [grader] = report.suite.cases[0].evaluators
+    assert (grader.type, grader.negate) == ("llm_judge", True)
 
 
 async def test_an_option_the_runner_does_not_honour_yet_is_an_error() -> None:

@@ -25,13 +25,19 @@ class Difference:
 
 @dataclass(frozen=True)
 class Deliberate:
-    """A difference we keep on purpose; ``reason`` names its entry in docs/design.md."""
+    """A difference we keep on purpose; ``reason`` names its entry in docs/design.md.
+
+    It covers differences of its ``kind`` in suites and cases matching its globs whose detail
+    holds ``detail``; with ``whole_case`` every other difference of such a case too (a case
+    that errs on purpose differs in everything).
+    """
 
     kind: str
     suite: str
     case: str
     detail: str
     reason: str
+    whole_case: bool = False
 
     def covers(self, difference: Difference) -> bool:
         return (
@@ -95,14 +101,26 @@ def message_category(ours: list[dict[str, Any]] | None, theirs: list[dict[str, A
     return "other"
 
 
+def question_category(ours: str, theirs: str) -> str:
+    """Why two judge questions differ: ``whitespace``, ``guidelines`` (ours references a
+    guideline file that AgentV embeds), or ``other``."""
+    if _SPACE.sub(" ", ours).strip() == _SPACE.sub(" ", theirs).strip():
+        return "whitespace"
+    return "guidelines" if "<Attached: " in ours else "other"
+
+
 def _same_score(ours: float | None, theirs: float | None) -> bool:
     if ours is None or theirs is None:
         return ours is theirs
     return abs(ours - theirs) < 1e-3
 
 
+_SAME_KIND = {"rubrics": "llm_judge", "llm_grader": "llm_judge", "code_grader": "code_judge"}
+
+
 def _kind(grader: GraderRun) -> str:
-    return grader.type.replace("-", "_")
+    kind = grader.type.replace("-", "_")
+    return _SAME_KIND.get(kind, kind)
 
 
 def pair_graders(
@@ -131,7 +149,8 @@ def pair_graders(
 def _grader_text(grader: GraderRun | None) -> str:
     if grader is None:
         return "absent"
-    return f"{grader.name}[{grader.type}] {grader.score} {'pass' if grader.passed else 'fail'}"
+    text = f"{grader.name}[{grader.type}] {grader.score} {'pass' if grader.passed else 'fail'}"
+    return f"{text} ({grader.note[:120]})" if grader.note else text
 
 
 def compare_case(suite: str, ours: CaseRun, theirs: CaseRun, figures: Figures) -> None:
@@ -150,11 +169,7 @@ def compare_case(suite: str, ours: CaseRun, theirs: CaseRun, figures: Figures) -
         same = mine_question == their_question
         figures.question.add(same)
         if not same:
-            category = (
-                "whitespace"
-                if _SPACE.sub(" ", mine_question).strip() == _SPACE.sub(" ", their_question).strip()
-                else "other"
-            )
+            category = question_category(mine_question, their_question)
             detail = f"[{category}] ours {mine_question!r} AgentV {their_question!r}"
             found.append(Difference(suite, ours.case_id, "question", detail))
     for mine, their in pair_graders(ours.graders, theirs.graders):
@@ -200,7 +215,25 @@ def compare_suite(suite: str, ours: SuiteRun, theirs: SuiteRun, figures: Figures
 def split(
     differences: list[Difference], deliberate: tuple[Deliberate, ...]
 ) -> tuple[list[Difference], list[Deliberate]]:
-    """Differences no deliberate entry covers, and deliberate entries that covered none."""
-    unexplained = [d for d in differences if not any(k.covers(d) for k in deliberate)]
-    idle = [k for k in deliberate if not any(k.covers(d) for d in differences)]
+    """Differences no deliberate entry covers, and deliberate entries that covered none.
+
+    A case's verdict differing is covered when every other difference of the case is: it
+    follows from them.
+    """
+    by_case: dict[tuple[str, str], list[Difference]] = {}
+    for difference in differences:
+        by_case.setdefault((difference.suite, difference.case), []).append(difference)
+    covered: set[Difference] = set()
+    used: set[Deliberate] = set()
+    for found in by_case.values():
+        for difference in found:
+            for entry in deliberate:
+                if entry.covers(difference):
+                    used.add(entry)
+                    covered.update(found if entry.whole_case else [difference])
+        others = [d for d in found if d.kind != "verdict"]
+        if others and all(d in covered for d in others):
+            covered.update(found)
+    unexplained = [d for d in differences if d not in covered]
+    idle = [entry for entry in deliberate if entry not in used]
     return unexplained, idle

@@ -40,6 +40,17 @@ class Logged:
     messages: list[dict[str, Any]]
     judge: bool
 
+    def answer(self) -> str | None:
+        """The answer a judge prompt grades (after its answer marker), if it has one."""
+        for message in self.messages:
+            content = message.get("content")
+            if not isinstance(content, str):
+                continue
+            for marker in _ANSWER_MARKERS:
+                if marker in content:
+                    return content.rsplit(marker, 1)[1].strip("\n").split("\n\n[[ ## ")[0]
+        return None
+
     def question(self) -> str | None:
         """The ``[[ ## question ## ]]`` section of a judge prompt, if it has one."""
         for message in self.messages:
@@ -79,12 +90,13 @@ def judge_score(messages: list[dict[str, Any]]) -> float:
 
 
 def rubric_checks(messages: list[dict[str, Any]], score: float) -> list[dict[str, Any]]:
-    """One check per ``- [id]`` rubric line: all met at score 1, every other one at 0.5."""
+    """One check per ``- [id]`` rubric line: all met at score 1, every other one at 0.5
+    (with ``score``, 0-10, for criteria scored in ranges)."""
     text = "\n".join(str(m.get("content")) for m in messages if m.get("role") == "user")
     ids = _RUBRIC_ID.findall(text)
     return [
         {"id": item, "satisfied": score == 1.0 or (score == 0.5 and index % 2 == 0),
-         "reasoning": "fake"}
+         "score": round(10 * score), "reasoning": "fake"}
         for index, item in enumerate(ids)
     ]  # fmt: skip
 

@@ -16,6 +16,8 @@ class GraderRun:
     type: str
     score: float | None
     passed: bool
+    note: str | None = None
+    """Why it gave no score (an error), when it says."""
 
 
 @dataclass

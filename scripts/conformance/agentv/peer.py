@@ -84,12 +84,25 @@ def read_results(index: Path, log: list[Logged]) -> dict[str, CaseRun]:
     rows.sort(key=lambda row: str(row.get("start_time", "")))
     starts = [_epoch(str(row["start_time"])) - 0.005 for row in rows if "start_time" in row]
     candidates = [entry for entry in log if not entry.judge]
+    judges = [entry for entry in log if entry.judge]
+    inputs = {_transcript_input(index.parent, row) for row in rows}
+    answered = {  # a judge grading an answer only one case got (the fake echoes the input)
+        id(entry): entry.answer() for entry in judges if entry.answer() in inputs
+    }
     cases: dict[str, CaseRun] = {}
     for position, row in enumerate(rows):
         begin = starts[position] if position < len(starts) else float("inf")
         end = starts[position + 1] if position + 1 < len(starts) else float("inf")
-        requests = [entry for entry in log if begin <= entry.at < end and entry.judge]
         wanted = _transcript_input(index.parent, row)
+        requests = [
+            entry
+            for entry in judges
+            if (
+                answered.get(id(entry)) == wanted
+                if id(entry) in answered
+                else begin <= entry.at < end
+            )
+        ]
         own = next(
             (e for e in candidates if wanted is not None and _last_user_text(e.messages) == wanted),
             None,
@@ -100,7 +113,7 @@ def read_results(index: Path, log: list[Logged]) -> dict[str, CaseRun]:
             candidates.remove(own)
             requests.insert(0, own)
         graders = _graders(row)
-        if not graders and any(entry.judge for entry in requests):
+        if not graders and _verdict(row) != "error":
             # The default judge ran: AgentV lists no grader for it, the case's score is its.
             passed = _verdict(row) == "pass"
             graders = [GraderRun("llm_judge", "llm-grader", row.get("score"), passed)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,7 +16,7 @@ import httpx
 from scripts.conformance.agentv.fake import LoggingFake
 from scripts.conformance.agentv.model import CaseRun, GraderRun, SuiteRun
 from scripts.conformance.agentv.peer import TARGET_NAMES
-from testkit.server import running_service
+from testkit.server import running_service, wait_until_healthy
 
 KEY = "sk-service"
 _TIMEOUT_SECONDS = 180.0
@@ -43,13 +44,21 @@ def running(root: Path, fake: LoggingFake) -> Iterator[httpx.Client]:
             EVAL_DATA_DIR=data,
             EVAL_DATABASE_URL=f"sqlite+aiosqlite:///{data}/eval.db",
             EVAL_SAMPLE_RUN="false",
+            # The repositories AgentV's examples clone: allowed, as AgentV allows any (there
+            # is no network here, so both sides fail to clone them alike).
+            EVAL_GIT_REMOTES="https://github.com/EntityProcess/",
         )
         env.pop("EVAL_TARGETS_FILE", None)
         with (
-            running_service(env) as (url, _),
+            running_service(env, wait=_patient) as (url, _),
             httpx.Client(base_url=url, timeout=_TIMEOUT_SECONDS) as client,
         ):
             yield client
+
+
+def _patient(url: str, process: subprocess.Popen[bytes]) -> None:
+    """Wait for the service as long as a busy machine needs (start-up migrates a database)."""
+    wait_until_healthy(url, process, timeout=180.0)
 
 
 def _verdict(record: dict[str, Any]) -> str:
@@ -58,16 +67,24 @@ def _verdict(record: dict[str, Any]) -> str:
 
 
 def _graders(record: dict[str, Any]) -> list[GraderRun]:
-    return [
+    """The record's graders; a live conversation's turns as ``turn-N`` ones (AgentV's names)."""
+    graders = [
         GraderRun(
             name=str(item.get("name")),
             type=str(item.get("type")),
             score=item.get("score"),
             passed=item.get("passed") is True
             or (item.get("passed") is None and item.get("verdict") == "pass"),
+            note=None if item.get("status") == "ok" else item.get("reasoning"),
         )
         for item in record.get("evaluator_results") or []
     ]
+    turns = [
+        GraderRun(f"turn-{turn['turn']}", "rubrics", turn.get("score"), turn["verdict"] == "pass")
+        for turn in record.get("turns") or []
+        if turn.get("status") != "skipped"
+    ]
+    return turns + graders
 
 
 def _problem(response: httpx.Response) -> str:
