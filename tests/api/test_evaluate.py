@@ -268,11 +268,10 @@ async def test_durable_runs_count_trials_too(
         ({"suite": SUITE, "files": FILES, "judge_target": "nope"}, "nope"),
         ({"suite": SUITE, "files": FILES, "case_ids": ["zz"]}, "zz"),
         ({"suite": {"evalcases": [{"id": "x"}]}}, "evalcases[0]"),
-        ({"suite": SUITE}, "src/app.py"),
         ({"suite": SUITE, "max_concurrency": 0}, "max_concurrency"),
         ({"suite": SUITE, "unknown": 1}, "unknown"),
     ],
-    ids=["target", "judge-target", "case-id", "bad-case", "missing-file", "concurrency", "extra"],
+    ids=["target", "judge-target", "case-id", "bad-case", "concurrency", "extra"],
 )
 async def test_invalid_requests_are_422_problems(
     tmp_path: Path,

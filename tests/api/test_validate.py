@@ -55,11 +55,10 @@ async def test_yaml_body_is_the_eval_file_itself(client: httpx.AsyncClient) -> N
     # Sent as a body, the suite has no folder: files resolve from the root (examples/).
     assert response.status_code == 200
     assert body["valid"] is False
-    assert {error["path"] for error in body["errors"]} >= {
-        "evalcases[0].input_messages[1].content[2].value",
-        "execution.evaluators[0].prompt",
-    }
+    assert {error["path"] for error in body["errors"]} >= {"execution.evaluators[0].prompt"}
     assert all(error["line"] > 0 for error in body["errors"])
+    # A missing input file errs only the cases that use it, when they run: a warning here.
+    assert any("src/auth/session.py" in warning for warning in body["warnings"]), body
 
 
 async def test_report_lists_cases_with_markers_guidelines_and_files(

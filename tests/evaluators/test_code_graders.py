@@ -420,3 +420,12 @@ async def test_a_judge_prompt_written_by_a_program_is_what_the_judge_is_asked(
         "grader 'custom' (llm_judge) cannot run: code graders are not enabled"
         in (errors_by_path(off)["tests[0]"])
     )
+
+
+async def test_a_judge_prompt_program_whose_file_is_missing_is_refused_when_checked(
+    tmp_path: Path,
+) -> None:
+    program = {"command": [sys.executable, "../prompts/gone.py"]}
+    report = await read(tmp_path, {"name": "custom", "type": "llm-grader", "prompt": program})
+    assert not report.valid
+    assert any("'../prompts/gone.py' does not exist" in e.message for e in report.errors)

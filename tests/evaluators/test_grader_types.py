@@ -471,3 +471,13 @@ def test_nlp_metrics_come_from_their_libraries() -> None:
     assert text_metrics.levenshtein_distance(hyp, ref) == Levenshtein.distance(hyp, ref) == 2
     with pytest.raises(text_metrics.MetricUnavailable, match="WordNet"):
         text_metrics.similarity("meteor", hyp, ref)
+
+
+async def test_a_judge_prompt_without_placeholders_is_the_criteria_of_the_default_one() -> None:
+    _, judge = await grade({"type": "llm-grader", "prompt": "Is it polite?"}, Answer("Thanks!"))
+    [request] = judge.judge_requests()
+    user = request.chat_prompt[-1].content
+    assert "[[ ## expected_outcome ## ]]\nIs it polite?" in user
+    assert "Thanks!" in user
+    _, judge = await grade({"type": "llm-grader", "prompt": "Grade {{ output }}"}, Answer("Hi"))
+    assert judge.judge_requests()[0].chat_prompt[-1].content == "Grade Hi"

@@ -42,7 +42,6 @@ async def test_every_sample_eval_file_loads_or_is_refused_by_name_and_drops_no_g
         "2026-07-08/examples/features/rubric/evals/operators.eval.yaml",
         "2026-07-01/examples/features/code-grader-with-llm-calls/evals/contextual-precision.eval.yaml",
         "2026-07-01/examples/features/code-grader-with-llm-calls/evals/contextual-recall.eval.yaml",
-        "2026-07-01/examples/features/prompt-template-sdk/evals/dataset.eval.yaml",
         "2026-07-01/examples/features/file-changes/evals/dataset.eval.yaml",
         "2026-07-01/examples/features/tool-calls-template/evals/eval.yaml",
         "2026-07-01/examples/features/workspace-artifact/evals/eval.yaml",
@@ -80,3 +79,11 @@ async def test_examples_that_clone_repositories_load_where_the_operator_allows_t
 
 def test_sample_folders_are_where_the_script_looks() -> None:
     assert all(isinstance(folder, Path) and folder.is_dir() for folder in DEFAULT_FOLDERS)
+
+
+async def test_a_sample_whose_judge_prompt_program_is_not_there_is_refused_naming_it() -> None:
+    relative = "2026-07-01/examples/features/prompt-template-sdk/evals/dataset.eval.yaml"
+    folder = next(folder for folder in DEFAULT_FOLDERS if relative.startswith(folder.name))
+    outcome = await check_file(folder, folder.parent / relative)
+    assert not outcome.loaded
+    assert any("custom-grader.ts' does not exist" in error for error in outcome.errors)

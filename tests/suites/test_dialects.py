@@ -147,8 +147,8 @@ async def test_suite_input_and_input_files_are_prepended_to_every_case() -> None
         Message(role="user", content="Use the attached context."),
         Message(role="user", content=[context, TextPart(value="When?")]),
     )
-    assert b.input_messages[1] == Message(
-        role="user", content=[context, extra, TextPart(value="Where?")]
+    assert b.input_messages[1] == Message(  # a test's own input_files replace the suite's
+        role="user", content=[extra, TextPart(value="Where?")]
     )
     assert c.input_messages == (Message(role="user", content="Why?"),)
 
@@ -183,11 +183,7 @@ async def test_a_prompt_md_in_input_files_is_the_prompt_of_a_test_without_input(
     assert report.suite.cases[0].input_messages == (
         Message(
             role="user",
-            content=[
-                FilePart(value="shared.csv"),
-                FilePart(value="data.csv"),
-                TextPart(value="Summarise\nthe data."),
-            ],
+            content=[FilePart(value="data.csv"), TextPart(value="Summarise\nthe data.")],
         ),
     )
 

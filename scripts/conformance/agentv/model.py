@@ -32,11 +32,9 @@ class CaseRun:
     error: str | None = None
 
     def candidate_messages(self) -> list[dict[str, Any]] | None:
-        """The chat messages of the first candidate call, if it made one."""
-        for entry in self.requests:
-            if not entry.judge:
-                return entry.messages
-        return None
+        """The chat messages of the last candidate call (a live conversation's last turn)."""
+        calls = [entry.messages for entry in self.requests if not entry.judge]
+        return calls[-1] if calls else None
 
     def judge_question(self) -> str | None:
         """The question section of the first judge prompt that has one."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -129,6 +130,22 @@ def read_results(index: Path, log: list[Logged]) -> dict[str, CaseRun]:
     return cases
 
 
+def _cache_file(cwd: Path) -> Path | None:
+    """AgentV's ``.agentv/cache.json`` (its last run's folder) that a run would add in ``cwd``.
+
+    None when one is there already; the suites are read in place and must stay as they are.
+    """
+    cache = cwd / ".agentv" / "cache.json"
+    return None if cache.exists() else cache
+
+
+def _forget(cache: Path | None) -> None:
+    if cache is not None:
+        cache.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            cache.parent.rmdir()  # only when AgentV made the folder for it
+
+
 def run_suite(cli: Path, suite: Path, cwd: Path, fake: LoggingFake) -> SuiteRun:
     """Run AgentV on one suite file against the fake LLM."""
     with tempfile.TemporaryDirectory(prefix="agentv-conformance-") as scratch:
@@ -145,6 +162,7 @@ def run_suite(cli: Path, suite: Path, cwd: Path, fake: LoggingFake) -> SuiteRun:
             "--no-cache", "--threshold", "0.8",
         ]  # fmt: skip
         fake.take()
+        cache = _cache_file(cwd)
         try:
             done = subprocess.run(
                 command, cwd=cwd, env=env, capture_output=True, text=True,
@@ -152,6 +170,8 @@ def run_suite(cli: Path, suite: Path, cwd: Path, fake: LoggingFake) -> SuiteRun:
             )  # fmt: skip
         except subprocess.TimeoutExpired:
             return SuiteRun(refused=f"AgentV ran over {_TIMEOUT_SECONDS} s")
+        finally:
+            _forget(cache)
         log = fake.take(KEY)
         index = folder / "out" / "index.jsonl"
         if not index.is_file():
