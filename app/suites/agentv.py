@@ -27,6 +27,7 @@ from app.suites.reading import (
     duplicate_id_error,
     guideline_patterns,
     metadata_of,
+    read_budget,
     read_trials,
     refuse,
     thresholds,
@@ -88,16 +89,6 @@ def read_agentv(document: Mapping[str, Any], sources: Sources, findings: Finding
     return SuiteCheck(suite=suite, dialect=dialect, origins=origins)
 
 
-def _budget(value: Any, findings: Findings) -> float | None:
-    """``budget_usd``: a positive number of US dollars (None when not given or wrong)."""
-    if value is None:
-        return None
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    findings.error(("budget_usd",), f"must be a positive number of US dollars, not {value!r}")
-    return None
-
-
 def _suite_fields(
     document: Mapping[str, Any], sources: Sources, findings: Findings
 ) -> dict[str, Any]:
@@ -125,14 +116,9 @@ def _suite_fields(
     trials = read_trials(document.get(key), (key,), findings)
     if trials is not None:
         fields["trials"] = trials
-    budget = document.get("budget_usd")
+    budget = read_budget(document.get("budget_usd"), ("budget_usd",), findings)
     if budget is not None:
-        if isinstance(budget, int | float) and not isinstance(budget, bool) and budget > 0:
-            fields["budget_usd"] = float(budget)
-        else:
-            findings.error(
-                ("budget_usd",), f"must be a positive number of US dollars, not {budget!r}"
-            )
+        fields["budget_usd"] = budget
     verdicts = thresholds(document.get("thresholds"), ("thresholds",), findings)
     if verdicts is not None:
         fields["thresholds"] = verdicts

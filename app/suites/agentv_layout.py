@@ -12,7 +12,7 @@ from typing import Any
 
 from app.suites.document import DocumentPath
 from app.suites.findings import Findings, describe
-from app.suites.reading import read_trials, refuse
+from app.suites.reading import read_budget, read_trials, refuse
 
 EVALUATE_OPTIONS = frozenset({"repeat", "budget_usd", "max_concurrency"})
 """AgentV's ``evaluate_options`` read here: trials per test, the run's cost budget, and how
@@ -38,15 +38,9 @@ def evaluate_options(raw: Any, findings: Findings) -> dict[str, Any]:
     trials = read_trials(raw.get("repeat"), ("evaluate_options", "repeat"), findings)
     if trials is not None:
         fields["trials"] = trials
-    budget = raw.get("budget_usd")
+    budget = read_budget(raw.get("budget_usd"), ("evaluate_options", "budget_usd"), findings)
     if budget is not None:
-        if isinstance(budget, int | float) and not isinstance(budget, bool) and budget > 0:
-            fields["budget_usd"] = float(budget)
-        else:
-            findings.error(
-                ("evaluate_options", "budget_usd"),
-                f"must be a positive number of US dollars, not {budget!r}",
-            )
+        fields["budget_usd"] = budget
     workers = raw.get("max_concurrency")
     if workers is not None:
         if isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1:

@@ -181,6 +181,16 @@ def read_trials(raw: Any, path: DocumentPath, findings: Findings) -> Trials | No
         return None
 
 
+def read_budget(value: Any, path: DocumentPath, findings: Findings) -> float | None:
+    """A ``budget_usd``: a positive number of US dollars (None when not given or wrong)."""
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    findings.error(path, f"must be a positive number of US dollars, not {value!r}")
+    return None
+
+
 def dataset_name(explicit: str | None, name: str | None, source_name: str | None) -> str:
     """``dataset``, else the suite's ``name``, else the suite file's base name, else default."""
     if explicit:
