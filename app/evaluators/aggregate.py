@@ -29,13 +29,23 @@ class Combined:
     error: str | None = None
 
 
-def weighted_mean(outcomes: Sequence[EvaluatorOutcome]) -> float:
-    """Mean of the scores weighted by ``weight``; a plain mean when every weight is 0.
+def contribution(outcome: EvaluatorOutcome) -> float:
+    """What a grader adds to a weighted mean: its score, or 1 when it passed its own mark.
 
-    A grader's own pass mark decides its pass/fail (one that missed it fails the case), not
-    what it adds: the case's score is its graders' scores (as AgentV scores it).
+    A grader with its own pass mark (``threshold``, a metric's default, a ``/v1``
+    criterion's) that reached it counts as fully met, as in promptfoo; one that missed it
+    fails the case anyway. A composite's aggregator mark is not such a mark: the composite
+    adds its score (as AgentV scores it).
     """
-    scores = [(outcome.result.score or 0.0, outcome.result.weight) for outcome in outcomes]
+    result = outcome.result
+    if outcome.own_mark and result.passed:
+        return 1.0
+    return result.score or 0.0
+
+
+def weighted_mean(outcomes: Sequence[EvaluatorOutcome]) -> float:
+    """Mean of the contributions weighted by ``weight``; a plain mean when every weight is 0."""
+    scores = [(contribution(outcome), outcome.result.weight) for outcome in outcomes]
     total = sum(weight for _, weight in scores)
     if total > 0:
         return sum(score * weight for score, weight in scores) / total

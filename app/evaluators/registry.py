@@ -156,6 +156,7 @@ class EvaluatorRegistry:
         if result.status != "ok" or result.score is None:
             return outcome
         own = config.threshold if self._threshold.get(config.type) == "pass_mark" else None
+        own_mark = own is not None or self._default_marks.get(config.type) is not None
         for fallback in (outcome.pass_mark, self._default_marks.get(config.type)):
             own = fallback if own is None else own
         if config.semantics == "promptfoo" and config.weight == 0:
@@ -178,7 +179,7 @@ class EvaluatorRegistry:
             outcome,
             result=result.model_copy(update=update),
             forces_fail=forces or gate_failed,
-            own_mark=own is not None,
+            own_mark=own_mark,  # an aggregator's mark (outcome.pass_mark) judges, adds score
             gate_failed=gate_failed,
         )
 
