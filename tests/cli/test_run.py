@@ -70,16 +70,15 @@ def test_a_refused_run_exits_2_with_the_problem(
     service: str, evalx: Evalx, suite_file: SuiteFile, tmp_path: Path
 ) -> None:
     broken = tmp_path / "broken.yaml"
-    broken.write_text(
-        "evalcases:\n  - id: a\n    expected_outcome: x\n    input_messages:\n"
-        "      - {role: user, content: [{type: file, value: notes/missing.md}]}\n"
+    broken.write_text(  # no outcome and no graders: refused (a missing file errs its case)
+        "evalcases:\n  - id: a\n    input_messages:\n      - {role: user, content: Hi}\n"
     )
     refused = evalx("run", str(broken), "--server", service)
     unknown_target = evalx("run", str(suite_file()), "--server", service, "--target", "nowhere")
     unreachable = evalx("run", str(broken), "--server", "http://127.0.0.1:9")
     assert refused.returncode == EXIT_RUN_FAILED
     assert "Suite is not valid (HTTP 422)" in refused.stderr
-    assert "file not found: notes/missing.md" in refused.stderr
+    assert "expected_outcome" in refused.stderr
     assert unknown_target.returncode == EXIT_RUN_FAILED
     assert "nowhere" in unknown_target.stderr
     assert unreachable.returncode == EXIT_RUN_FAILED
