@@ -129,7 +129,7 @@ async def test_a_program_that_exits_0_printing_no_json_scores_1_as_in_agentv(
 
 
 async def test_a_program_that_exits_non_zero_scores_0_as_in_agentv(tmp_path: Path) -> None:
-    report = await read(tmp_path, {"type": "code-grader", "command": [sys.executable, "fails.py"]})
+    report = await read(tmp_path, {"type": "code-grader", "command": ["python3", "fails.py"]})
     result = await run(report, "4", runner(tmp_path))
     assert (result.status, result.score, result.passed) == ("ok", 0.0, False)
     assert "exited with code 3: no model file" in (result.reasoning or "")
@@ -425,7 +425,7 @@ async def test_a_judge_prompt_written_by_a_program_is_what_the_judge_is_asked(
 async def test_a_judge_prompt_program_whose_file_is_missing_is_refused_when_checked(
     tmp_path: Path,
 ) -> None:
-    program = {"command": [sys.executable, "../prompts/gone.py"]}
+    program = {"command": ["python3", "../prompts/gone.py"]}
     report = await read(tmp_path, {"name": "custom", "type": "llm-grader", "prompt": program})
     assert not report.valid
     assert any("'../prompts/gone.py' does not exist" in e.message for e in report.errors)
