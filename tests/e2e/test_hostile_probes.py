@@ -295,7 +295,7 @@ def test_v1_provider_failures_name_the_target_never_its_address(service: str) ->
         }
     }
     created = httpx.post(f"{service}/v1/evals/{eval_id}/runs", json=run, timeout=30)
-    assert created.status_code == 200, created.text
+    assert created.status_code == 201, created.text
     run_id = created.json()["id"]
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
