@@ -25,12 +25,12 @@ from typing import Any
 
 from app.evaluators.config import DEFAULT_EVALUATOR, EvaluatorConfig
 from app.suites.dialects import as_suite
-from app.suites.document import parse_suite_text
-from app.suites.files import FileSource
-from app.suites.findings import Findings
-from app.suites.git_sources import NO_REPOSITORIES, GitSources
+from app.suites.documents.document import parse_suite_text
+from app.suites.documents.findings import Findings
+from app.suites.files.resolve import FileSource
+from app.suites.files.sources import load_sources
 from app.suites.loader import SuiteReport, check_suite
-from app.suites.sources import load_sources
+from app.suites.workspaces.git_sources import NO_REPOSITORIES, GitSources
 
 DEFAULT_FOLDERS = sorted(Path("/work/shared/reference/agentv-2026").glob("20*"))
 _LIST_KEYS = ("assertions", "assert", "evaluators")

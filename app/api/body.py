@@ -1,7 +1,7 @@
 """Request bodies as JSON or YAML documents: one typed FastAPI dependency per body model.
 
 A ``DocumentBody`` reads the body by its ``Content-Type`` (JSON when none is given), parses
-it with the bounded parsers of ``app.suites.parsing`` and validates it into its model,
+it with the bounded parsers of ``app.suites.documents.parsing`` and validates it into its model,
 naming every bad field. For suite bodies (``yaml_field="suite"``) a YAML body is the eval
 file itself and the request's other fields come from query parameters. Each dependency also
 describes its body (and those parameters) for the OpenAPI document, once.
@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from app.api.problems import invalid_request
 from app.errors import BadRequest, InvalidRequest, UnsupportedMediaType
-from app.suites.parsing import parse_json, parse_yaml
+from app.suites.documents.parsing import parse_json, parse_yaml
 
 JSON_MEDIA_TYPES = frozenset({"application/json"})
 YAML_MEDIA_TYPES = frozenset({"application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml"})

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from app.settings import Settings
-from app.suites.files import FileSource, LoadedFiles
+from app.suites.files.resolve import FileSource, LoadedFiles
 from app.suites.loader import read_suite
 
 

@@ -13,7 +13,7 @@ from app.providers.base import ProviderRequest
 from app.providers.registry import ProviderRegistry
 from app.schemas.format import FormatRequest, FormatResponse
 from app.settings import Settings
-from app.suites.files import FileSource
+from app.suites.files.resolve import FileSource
 
 LOOP_MESSAGES = 200
 """Cases with more messages than this are formatted in a worker thread."""

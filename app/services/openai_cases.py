@@ -36,8 +36,8 @@ from app.schemas.openai_evals import (
     SourceRow,
 )
 from app.settings.tools import ToolsError, read_tools
+from app.suites.documents.parsing import parse_json
 from app.suites.model import EvalCase, FormattedCase
-from app.suites.parsing import parse_json
 from app.suites.templates import TemplateProblem, render
 from app.suites.tool_use import ResponseFormat, ToolUse
 

@@ -17,10 +17,10 @@ from app.evaluation.prepared import PreparedRun
 from app.evaluators.programs import ProgramRunner
 from app.schemas.evaluate import EvaluateRequest
 from app.settings import Settings
-from app.suites.files import FileSource
-from app.suites.git_sources import GitSources
+from app.suites.files.resolve import FileSource
 from app.suites.loader import format_cases, read_suite, suite_error
 from app.suites.model import EvalSuite
+from app.suites.workspaces.git_sources import GitSources
 
 TooManyCases = Callable[[int, str], ServiceError]
 """The error for a suite whose evaluations (described: ``200 cases x 100 trials = 20000

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from app.errors import FieldError
 from app.schemas.suites import CaseCheck, ValidateRequest, ValidateResponse
 from app.settings import Settings
-from app.suites.document import render_path
-from app.suites.files import FileSource
-from app.suites.git_sources import GitSources
+from app.suites.documents.document import render_path
+from app.suites.files.resolve import FileSource
 from app.suites.loader import SuiteReport, check_suite
 from app.suites.model import FormattedCase
+from app.suites.workspaces.git_sources import GitSources
 
 
 async def validate_suite(

@@ -14,8 +14,8 @@ from pydantic import ValidationError
 from app.evaluators.expected import ExpectedMessage
 from app.formatting.messages import FilePart, Message, TextPart
 from app.formatting.segments import message_segments, pretty_json, render_segment
-from app.suites.document import DocumentPath
-from app.suites.findings import MISSING, Findings, describe, pick
+from app.suites.documents.document import DocumentPath
+from app.suites.documents.findings import MISSING, Findings, describe, pick
 from app.suites.reading import References, Renderer, add_reference
 
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.suites.agentv import dialect_of, read_agentv
-from app.suites.findings import Findings, describe
-from app.suites.prompts_vars import read_prompts_vars
+from app.suites.agentv.reader import dialect_of, read_agentv
+from app.suites.documents.findings import Findings, describe
+from app.suites.files.sources import Sources
+from app.suites.prompts_vars.reader import read_prompts_vars
 from app.suites.reading import Dialect, SuiteCheck, refuse
-from app.suites.sources import Sources
 
 PROMPTS_VARS_KEYS = frozenset({"prompts", "providers", "defaultTest", "default_test"})
 DIALECTS: tuple[Dialect, ...] = ("agentv-2025", "agentv-2026", "prompts-providers-vars")

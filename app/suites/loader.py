@@ -19,18 +19,18 @@ import anyio.to_thread
 
 from app.errors import DocumentError, FieldError, InvalidRequest
 from app.formatting import DEFAULT_SYSTEM_PROMPT, FormatOptions, format_prompt
-from app.suites.code_graders import CodePolicy, place_code_graders, place_workspace
 from app.suites.dialects import as_suite, detect_dialect, read_document
-from app.suites.document import SuiteDocument, parse_suite_text
-from app.suites.environment import interpolate, interpolate_cases
-from app.suites.files import FileSource, LoadedFiles
-from app.suites.findings import Findings
-from app.suites.git_sources import NO_REPOSITORIES, GitSources
+from app.suites.documents.document import SuiteDocument, parse_suite_text
+from app.suites.documents.environment import interpolate, interpolate_cases
+from app.suites.documents.findings import Findings
+from app.suites.documents.parsing import MAX_DEPTH, non_finite_numbers
+from app.suites.files.references import fill_from_files, role_marker_warnings
+from app.suites.files.resolve import FileSource, LoadedFiles
+from app.suites.files.sources import load_sources
+from app.suites.graders.programs import CodePolicy, place_code_graders, place_workspace
 from app.suites.model import MAX_CASE_ID_LENGTH, EvalCase, EvalSuite, FormattedCase
-from app.suites.parsing import MAX_DEPTH, non_finite_numbers
 from app.suites.reading import CaseOrigin, Dialect, References, add_reference
-from app.suites.references import fill_from_files, role_marker_warnings
-from app.suites.sources import load_sources
+from app.suites.workspaces.git_sources import NO_REPOSITORIES, GitSources
 
 __all__ = [
     "SuiteDocument",

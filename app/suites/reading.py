@@ -15,8 +15,14 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from app.evaluators.verdicts import Thresholds
-from app.suites.document import DocumentPath, render_path
-from app.suites.findings import MISSING, Findings, describe, number_field, warn_unknown_keys
+from app.suites.documents.document import DocumentPath, render_path
+from app.suites.documents.findings import (
+    MISSING,
+    Findings,
+    describe,
+    number_field,
+    warn_unknown_keys,
+)
 from app.suites.model import EvalSuite, Trials
 from app.suites.templates import TemplateProblem, namespace, render
 

@@ -31,9 +31,9 @@ from app.settings.tools import (
     read_tool_choice,
     read_tools,
 )
-from app.suites.document import DocumentPath
-from app.suites.findings import Findings, describe
-from app.suites.parsing import parse_yaml
+from app.suites.documents.document import DocumentPath
+from app.suites.documents.findings import Findings, describe
+from app.suites.documents.parsing import parse_yaml
 
 DEFAULT_MAX_TURNS = 5
 TOOL_USE_KEYS = frozenset(

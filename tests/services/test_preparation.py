@@ -12,7 +12,7 @@ from app.schemas.evaluate import EvaluateRequest
 from app.services.preparation import prepare_run
 from app.settings import Settings
 from app.settings.targets import CliTarget
-from app.suites.files import FileSource
+from app.suites.files.resolve import FileSource
 from app.suites.loader import check_suite
 
 SUITE = {

@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from app.suites.files import FileSource
+from app.suites.files.resolve import FileSource
 from app.suites.loader import SuiteReport, check_suite
 
 CLASSIC = """\

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.formatting.messages import FilePart, Message
-from app.suites.case_files import csv_cases, expected_grader
+from app.suites.files.case_files import csv_cases, expected_grader
 from app.suites.loader import check_suite
 from tests.suites.helpers import check, errors_by_path, source
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.suites.git_sources import GitSources
+from app.suites.workspaces.git_sources import GitSources
 from scripts.agentv_compat import DEFAULT_FOLDERS, check_file, eval_files
 
 pytestmark = pytest.mark.skipif(

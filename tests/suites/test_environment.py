@@ -7,8 +7,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.suites.environment import interpolate
-from app.suites.findings import Findings
+from app.suites.documents.environment import interpolate
+from app.suites.documents.findings import Findings
 from app.suites.loader import SuiteReport, check_suite
 from tests.suites.helpers import CLASSIC, check, source
 

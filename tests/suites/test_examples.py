@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from app.formatting import DEFAULT_SYSTEM_PROMPT, ChatMessage, FormattedPrompt
-from app.suites.files import FileSource
+from app.suites.files.resolve import FileSource
 from app.suites.loader import SuiteReport, check_suite
 from app.suites.model import EvalCase
 

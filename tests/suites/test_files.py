@@ -9,7 +9,7 @@ import pytest
 
 from app.errors import InvalidRequest
 from app.settings import Settings
-from app.suites.files import FileSource, SuiteFile
+from app.suites.files.resolve import FileSource, SuiteFile
 
 
 def make_source(

@@ -399,8 +399,8 @@ async def test_composite_aggregator_mistakes_are_errors(
 
 
 async def test_graders_that_do_not_run_yet_keep_every_key_in_the_model() -> None:
-    from app.suites.findings import Findings
-    from app.suites.graders import GraderContext, read_grader
+    from app.suites.documents.findings import Findings
+    from app.suites.graders.lists import GraderContext, read_grader
     from app.suites.reading import Renderer
 
     findings = Findings()

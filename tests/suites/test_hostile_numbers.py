@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from app.errors import DocumentError
-from app.suites.parsing import parse_json
+from app.suites.documents.parsing import parse_json
 from tests.suites.helpers import check
 
 CASE = """\

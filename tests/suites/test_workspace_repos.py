@@ -18,9 +18,9 @@ from pydantic import ValidationError
 
 from app.settings import Settings
 from app.settings.git import RepositoryRefused, parse_url
-from app.suites.git_sources import GitSources
 from app.suites.loader import SuiteReport, check_suite
 from app.suites.model import WorkspaceRepo
+from app.suites.workspaces.git_sources import GitSources
 from tests.suites.helpers import errors_by_path, source
 
 CASES = [{"id": "a", "criteria": "x", "input": "Hi"}]

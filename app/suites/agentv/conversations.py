@@ -14,10 +14,10 @@ from typing import Any, get_args
 
 from app.evaluators.config import DEFAULT_EVALUATOR, EvaluatorConfig
 from app.suites.case_fields import picked_expected, read_messages, reference_answer
-from app.suites.document import DocumentPath
-from app.suites.findings import MISSING, Findings, describe, pick, warn_unknown_keys
-from app.suites.graders import read_grader_list
-from app.suites.grading_context import grader_context
+from app.suites.documents.document import DocumentPath
+from app.suites.documents.findings import MISSING, Findings, describe, pick, warn_unknown_keys
+from app.suites.graders.context import grader_context
+from app.suites.graders.lists import read_grader_list
 from app.suites.model import Conversation, ConversationTurn, OnTurnFailure, TurnAggregation
 from app.suites.reading import CaseOrigin, Renderer, add_reference
 

@@ -18,9 +18,9 @@ from pydantic import ValidationError
 from app.evaluators.catalog import COMMON_KEYS, KNOWN_OPTION_KEYS, GraderType, find_type
 from app.evaluators.config import EvaluatorConfig, RubricItem
 from app.evaluators.registry import EVALUATOR_TYPES, EVALUATORS
-from app.suites.document import DocumentPath
-from app.suites.findings import Findings, describe
-from app.suites.grader_kinds import (
+from app.suites.documents.document import DocumentPath
+from app.suites.documents.findings import Findings, describe
+from app.suites.graders.kinds import (
     KIND_READERS,
     GraderContext,
     KindReader,

@@ -12,9 +12,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from app.suites.document import DocumentPath
-from app.suites.findings import Findings
-from app.suites.sources import CaseList
+from app.suites.documents.document import DocumentPath
+from app.suites.documents.findings import Findings
+from app.suites.files.sources import CaseList
 
 REFERENCE = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 

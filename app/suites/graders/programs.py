@@ -19,11 +19,11 @@ from pathlib import Path, PurePosixPath
 
 from app.evaluators.code_judge import DISABLED
 from app.evaluators.config import EvaluatorConfig
-from app.suites.findings import Findings
-from app.suites.git_sources import GitSources
+from app.suites.documents.findings import Findings
 from app.suites.model import EvalCase, EvalSuite
 from app.suites.reading import CaseOrigin
-from app.suites.workspace_repos import place_repos
+from app.suites.workspaces.git_sources import GitSources
+from app.suites.workspaces.repos import place_repos
 
 SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".sh")
 """Arguments that name a program file of the suite: a prompt program's must exist."""

@@ -20,15 +20,23 @@ from app.errors import DocumentError
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import Message
-from app.suites.agentv_layout import evaluate_options, skips_defaults
+from app.suites.agentv.layout import evaluate_options, skips_defaults
 from app.suites.case_fields import read_expected, read_messages, reference_answer
-from app.suites.document import DocumentPath
-from app.suites.findings import MISSING, Findings, describe, pick, text_field, warn_unknown_keys
-from app.suites.graders import read_grader_list, with_defaults
-from app.suites.grading_context import grader_context
+from app.suites.documents.document import DocumentPath
+from app.suites.documents.findings import (
+    MISSING,
+    Findings,
+    describe,
+    pick,
+    text_field,
+    warn_unknown_keys,
+)
+from app.suites.documents.parsing import parse_yaml
+from app.suites.files.sources import Sources, strip_file_prefix
+from app.suites.graders.context import grader_context
+from app.suites.graders.lists import read_grader_list, with_defaults
 from app.suites.model import EvalCase, EvalSuite
-from app.suites.parsing import parse_yaml
-from app.suites.prompt_templates import Prompt, prompt_messages, read_prompts
+from app.suites.prompts_vars.prompts import Prompt, prompt_messages, read_prompts
 from app.suites.reading import (
     CaseOrigin,
     Renderer,
@@ -40,9 +48,8 @@ from app.suites.reading import (
     pass_threshold,
     refuse,
 )
-from app.suites.sources import Sources, strip_file_prefix
 from app.suites.tool_use import TOOL_USE_KEYS, ToolUse, read_tool_use
-from app.suites.workspaces import read_workspace
+from app.suites.workspaces.workspace import read_workspace
 
 DEFAULT_TEST_KEYS = ("defaultTest", "default_test")
 METADATA_KEYS = frozenset({"name", "tags", "version", "metadata"})

@@ -18,12 +18,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.errors import DocumentError
-from app.suites.document import DocumentPath
-from app.suites.findings import MISSING, Findings, describe, pick, warn_unknown_keys
+from app.suites.documents.document import DocumentPath
+from app.suites.documents.findings import MISSING, Findings, describe, pick, warn_unknown_keys
+from app.suites.documents.parsing import parse_yaml
 from app.suites.model import Workspace, WorkspaceHook
-from app.suites.parsing import parse_yaml
 from app.suites.reading import refuse
-from app.suites.workspace_repos import read_repos
+from app.suites.workspaces.repos import read_repos
 
 HOOKS = ("before_all", "before_each", "after_each")
 KEYS = frozenset({"template", "repos", "hooks", "isolation"})

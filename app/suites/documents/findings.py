@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.errors import FieldError, validation_message
-from app.suites.document import DocumentPath, NodePositions, render_path
+from app.suites.documents.document import DocumentPath, NodePositions, render_path
 
 MISSING: Any = object()
 """Marks a key the document does not have."""

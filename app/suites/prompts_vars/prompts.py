@@ -15,10 +15,10 @@ from typing import Any
 
 from app.formatting.messages import Message
 from app.suites.case_fields import read_messages, user_message
-from app.suites.document import DocumentPath
-from app.suites.findings import Findings, describe
+from app.suites.documents.document import DocumentPath
+from app.suites.documents.findings import Findings, describe
+from app.suites.files.sources import Sources, strip_file_prefix
 from app.suites.reading import CaseOrigin, Renderer, refuse
-from app.suites.sources import Sources, strip_file_prefix
 from app.suites.templates import TemplateProblem, namespace, render, single_variable
 
 

@@ -14,9 +14,9 @@ from typing import Any
 from app.evaluators.config import AggregatorConfig, EvaluatorConfig
 from app.formatting.messages import Message, TextPart
 from app.suites.case_fields import reference_answer
-from app.suites.findings import Findings
-from app.suites.grader_kinds import BLIND_JUDGE_WARNING, shows_candidate_answer
-from app.suites.grading_context import judge_prompt_renderer
+from app.suites.documents.findings import Findings
+from app.suites.graders.context import judge_prompt_renderer
+from app.suites.graders.kinds import BLIND_JUDGE_WARNING, shows_candidate_answer
 from app.suites.model import Conversation, EvalCase, EvalSuite
 from app.suites.reading import CaseOrigin, Renderer
 

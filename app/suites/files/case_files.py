@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.suites.parsing import parse_json, parse_yaml
+from app.suites.documents.parsing import parse_json, parse_yaml
 
 _EXPECTED = re.compile(r"^((?:not-)?[a-z][a-z0-9-]*)(?:\((\d+(?:\.\d+)?)\))?(?::([\s\S]*))?$")
 _LIST_TYPES = frozenset({"contains-any", "contains-all", "icontains-any", "icontains-all"})

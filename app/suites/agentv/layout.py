@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.suites.document import DocumentPath
-from app.suites.findings import Findings, describe
+from app.suites.documents.document import DocumentPath
+from app.suites.documents.findings import Findings, describe
 from app.suites.reading import read_budget, read_trials, refuse
 
 EVALUATE_OPTIONS = frozenset({"repeat", "budget_usd", "max_concurrency"})

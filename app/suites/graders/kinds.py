@@ -20,8 +20,8 @@ from app.evaluators.config import RubricItem
 from app.evaluators.js_engine import regex_error
 from app.evaluators.json_schemas import schema_problem
 from app.evaluators.registry import RUNNABLE_AGGREGATORS
-from app.suites.document import DocumentPath
-from app.suites.findings import Findings, describe
+from app.suites.documents.document import DocumentPath
+from app.suites.documents.findings import Findings, describe
 from app.suites.reading import References, Renderer, add_reference
 
 PromptFiles = Literal["heuristic", "prefix"]

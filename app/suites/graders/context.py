@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.formatting import EVALUATOR_VARIABLES
-from app.suites.findings import Findings
-from app.suites.graders import GraderContext, PromptFiles
+from app.suites.documents.findings import Findings
+from app.suites.graders.lists import GraderContext, PromptFiles
 from app.suites.reading import Renderer
 
 JUDGE_NAMES: dict[str, str] = {name: f"{{{{ {name} }}}}" for name in EVALUATOR_VARIABLES} | {

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.errors import DocumentError, FileRefused
-from app.suites.case_files import CaseFileError, parse_case_file
-from app.suites.document import DocumentPath
-from app.suites.files import FileSource
-from app.suites.findings import Findings, describe
-from app.suites.listing import CASE_FOLDER_FILES, is_pattern
-from app.suites.parsing import parse_yaml
-from app.suites.workspaces import workspace_reference
+from app.suites.documents.document import DocumentPath
+from app.suites.documents.findings import Findings, describe
+from app.suites.documents.parsing import parse_yaml
+from app.suites.files.case_files import CaseFileError, parse_case_file
+from app.suites.files.listing import CASE_FOLDER_FILES, is_pattern
+from app.suites.files.resolve import FileSource
+from app.suites.workspaces.workspace import workspace_reference
 
 FILE_PREFIX = "file://"
 PROMPT_MD = "PROMPT.md"

@@ -15,9 +15,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from app.suites.agentv_case import SuiteDefaults, check_suite_lists, read_case
-from app.suites.document import DocumentPath
-from app.suites.findings import MISSING, Findings, describe, pick, text_field, warn_unknown_keys
+from app.suites.agentv.case import SuiteDefaults, check_suite_lists, read_case
+from app.suites.documents.document import DocumentPath
+from app.suites.documents.findings import (
+    MISSING,
+    Findings,
+    describe,
+    pick,
+    text_field,
+    warn_unknown_keys,
+)
+from app.suites.files.sources import Sources
 from app.suites.model import EvalCase, EvalSuite
 from app.suites.reading import (
     CaseOrigin,
@@ -32,9 +40,8 @@ from app.suites.reading import (
     refuse,
     thresholds,
 )
-from app.suites.sources import Sources
 from app.suites.tool_use import TOOL_USE_KEYS, read_tool_use
-from app.suites.workspaces import read_workspace
+from app.suites.workspaces.workspace import read_workspace
 
 SCHEMA_NAME = "agentv-eval-v2"
 CASE_LIST_KEYS = ("evalcases", "eval_cases", "tests")

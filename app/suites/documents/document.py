@@ -9,8 +9,8 @@ from typing import Any
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from app.errors import DocumentError
-from app.suites.case_files import CaseFileError, jsonl_cases
-from app.suites.parsing import compose_yaml, construct_yaml, parse_core_yaml, parse_json
+from app.suites.documents.parsing import compose_yaml, construct_yaml, parse_core_yaml, parse_json
+from app.suites.files.case_files import CaseFileError, jsonl_cases
 
 PROMPTFOO_KEYS = frozenset({"prompts", "providers", "defaultTest"})
 """Keys that mark promptfoo's layout, whose YAML is read with YAML 1.2's core schema."""
@@ -89,7 +89,7 @@ def parse_suite_text(text: str, *, source_name: str | None = None) -> SuiteDocum
     expansion and nesting are bounded).
 
     Raises:
-        app.suites.parsing.DocumentError: The text does not parse; its ``errors`` carry the
+        DocumentError: The text does not parse; its ``errors`` carry the
             line and column of the syntax error.
     """
     if source_name is not None and source_name.lower().endswith(".jsonl"):

@@ -15,13 +15,21 @@ from typing import Any
 
 from app.evaluators.config import DEFAULT_EVALUATOR, EvaluatorConfig
 from app.formatting.messages import FilePart, Message, TextPart
+from app.suites.agentv.conversations import CONVERSATION_KEYS, is_conversation, read_conversation
 from app.suites.case_fields import picked_expected, read_messages, reference_answer
-from app.suites.conversations import CONVERSATION_KEYS, is_conversation, read_conversation
-from app.suites.document import DocumentPath
-from app.suites.findings import MISSING, Findings, describe, pick, text_field, warn_unknown_keys
-from app.suites.grader_kinds import read_rubrics
-from app.suites.graders import read_grader_list, with_defaults
-from app.suites.grading_context import grader_context
+from app.suites.documents.document import DocumentPath
+from app.suites.documents.findings import (
+    MISSING,
+    Findings,
+    describe,
+    pick,
+    text_field,
+    warn_unknown_keys,
+)
+from app.suites.files.sources import is_prompt_md
+from app.suites.graders.context import grader_context
+from app.suites.graders.kinds import read_rubrics
+from app.suites.graders.lists import read_grader_list, with_defaults
 from app.suites.model import EvalCase
 from app.suites.reading import (
     CaseOrigin,
@@ -32,7 +40,6 @@ from app.suites.reading import (
     read_trials,
     refuse,
 )
-from app.suites.sources import is_prompt_md
 from app.suites.tool_use import TOOL_USE_KEYS, ToolUse, read_tool_use
 
 OUTCOME_KEYS = ("expected_outcome", "outcome", "criteria")

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from wcmatch import glob
 
-from app.suites.paths import refuse_escape, split_reference
+from app.suites.files.paths import refuse_escape, split_reference
 
 CASE_FILE_EXTENSIONS = (".yaml", ".yml", ".json", ".jsonl", ".csv")
 """Files a folder of cases holds (each one a list of cases)."""

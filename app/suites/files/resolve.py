@@ -24,8 +24,8 @@ import anyio.to_thread
 
 from app.errors import FieldError, FileRefused, InvalidRequest
 from app.settings import Settings
-from app.suites.listing import Listing
-from app.suites.paths import decode_text, normalise_path, refuse_escape, split_reference
+from app.suites.files.listing import Listing
+from app.suites.files.paths import decode_text, normalise_path, refuse_escape, split_reference
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from app.settings.git import RepositoryRefused, parse_url
-from app.suites.document import DocumentPath
-from app.suites.findings import MISSING, Findings, describe, warn_unknown_keys
-from app.suites.git_sources import GitSources
+from app.suites.documents.document import DocumentPath
+from app.suites.documents.findings import MISSING, Findings, describe, warn_unknown_keys
 from app.suites.model import WorkspaceRepo
 from app.suites.reading import refuse
+from app.suites.workspaces.git_sources import GitSources
 
 KEYS = frozenset({"path", "repo", "source", "commit", "checkout", "clone"})
 CHECKOUT_KEYS = frozenset({"ref", "base_commit", "ancestor", "resolve"})

@@ -1,0 +1,4 @@
+"""Suite documents: text parsed safely, positioned for messages, ``${{ VAR }}`` filled.
+
+And the findings: every problem found while checking a suite, located in its document.
+"""

@@ -1,0 +1,1 @@
+"""AgentV's agent workspace: its folders, hooks and the repositories checked out into it."""
