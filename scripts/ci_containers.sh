@@ -45,3 +45,15 @@ if ! grep -q '^0 failed\|, 0 failed$' "$log"; then
     echo "ci_containers: no closing '0 failed' line" >&2
     exit 1
 fi
+
+# Then a code grader inside the image just built, run with the compose file's options for the
+# eval service: it must run confined (scripts/container_sandbox_check.py says what is checked).
+sandbox_log="${TMPDIR:-/tmp}/eval-container-sandbox.log"
+set +e
+.venv/bin/python -m scripts.container_sandbox_check 2>&1 | tee "$sandbox_log"
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" != 0 ] || ! grep -q '^[0-9]* passed, 0 failed$' "$sandbox_log"; then
+    echo "ci_containers: the code grader in the image failed a check (output in $sandbox_log)" >&2
+    exit 1
+fi

@@ -5,8 +5,11 @@ session, and death with the service (``--die-with-parent``; the PID namespace's 
 kills every process left in it). File system: a fresh root holding only the read-only
 runtime (``/usr``, ``/lib*``, ``/bin``, a few files of ``/etc``), a private ``/proc`` (its
 own processes only), a minimal ``/dev``, a private ``/tmp`` (tmpfs), the folders it may read
-and its scratch and case folders (writable), each at its own path. Where the kernel will not
-mount a fresh ``/proc`` (a container masking parts of its own), ``/proc`` stays empty.
+and its scratch and case folders (writable), each at its own path. What a container may not
+allow is a ``Features`` flag the sandbox's probe turns off, least needed first: the host name
+``sandbox`` (``sethostname`` refused by the container's seccomp profile: the UTS namespace
+stays, with the container's name), a fresh ``/proc`` (``/proc`` stays empty where parts of the
+container's own are masked) and refusing nested user namespaces (``/proc/sys`` read-only).
 
 Run by root, ``bwrap`` sets the sandbox up and ``setpriv`` drops to an unprivileged user
 with no capabilities before the program starts (root is exempt from ``RLIMIT_NPROC``); run
@@ -15,6 +18,7 @@ by another user, the sandbox is also a user namespace where further ones are ref
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -48,6 +52,38 @@ class Mounts:
     writable: tuple[Path, ...] = ()
     read_only: tuple[Path, ...] = ()
     proxy_socket: Path | None = None
+
+
+@dataclass(frozen=True)
+class Features:
+    """What bwrap is asked for beyond the namespaces; each is on unless the probe finds it refused.
+
+    Attributes:
+        hostname: Name the UTS namespace ``sandbox`` (else it keeps the host's name).
+        fresh_proc: Mount a ``/proc`` of the sandbox's own processes (else an empty folder).
+        no_nested_userns: Refuse user namespaces inside the sandbox (``--disable-userns``;
+            only where the sandbox is itself a user namespace).
+    """
+
+    hostname: bool = True
+    fresh_proc: bool = True
+    no_nested_userns: bool = True
+
+    def missing(self) -> list[str]:
+        """What is off, in words (for the log)."""
+        words = {
+            "hostname": "the host name 'sandbox' (the UTS namespace keeps the host's)",
+            "fresh_proc": "a fresh /proc (it is empty)",
+            "no_nested_userns": "refusing nested user namespaces",
+        }
+        return [text for name, text in words.items() if not getattr(self, name)]
+
+
+FEATURES_TRIED = tuple(
+    Features(hostname=hostname, fresh_proc=proc, no_nested_userns=userns)
+    for userns, proc, hostname in itertools.product((True, False), repeat=3)
+)
+"""Every combination, the most confining first (the host name matters least)."""
 
 
 @dataclass(frozen=True)
@@ -97,20 +133,20 @@ def bwrap_command(
     runtime: Sequence[str],
     identity: Identity,
     tools: Tools,
-    fresh_proc: bool = True,
+    features: Features = Features(),
 ) -> list[str]:
-    """The whole command line that runs ``argv`` confined.
-
-    ``fresh_proc``: mount a ``/proc`` of the sandbox's own processes; off where the kernel
-    refuses it (a container whose ``/proc`` is partly masked), ``/proc`` is an empty folder.
-    """
+    """The whole command line that runs ``argv`` confined (``features``: what is asked for)."""
     command = [tools.prlimit, *limits.prlimit(), "--", tools.bwrap, "--die-with-parent"]
     command += ["--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-net"]
-    command += ["--unshare-uts", "--hostname", "sandbox", "--unshare-cgroup-try"]
+    command += ["--unshare-uts", "--unshare-cgroup-try"]
+    if features.hostname:
+        command += ["--hostname", "sandbox"]
     if not identity.as_root:
-        command += ["--unshare-user", "--disable-userns"]
+        command += ["--unshare-user"]
+        if features.no_nested_userns:
+            command += ["--disable-userns"]
     command += runtime_binds(runtime)
-    command += ["--proc", "/proc"] if fresh_proc else ["--dir", "/proc"]
+    command += ["--proc", "/proc"] if features.fresh_proc else ["--dir", "/proc"]
     command += ["--dev", "/dev", "--size", str(limits.tmp_bytes)]
     command += ["--tmpfs", "/tmp"]
     for folder in mounts.read_only:

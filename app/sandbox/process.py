@@ -101,10 +101,14 @@ async def _communicate(
     assert process.stderr is not None
 
     async def feed() -> None:
+        # A program may exit (or close its stdin) before reading: uvloop then has the pipe
+        # closed already and refuses the write with a RuntimeError, so look first (nothing
+        # can close it between the look and the write: both run in this one callback).
         assert process.stdin
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            process.stdin.write(stdin)
-            await process.stdin.drain()
+            if stdin and not process.stdin.is_closing():
+                process.stdin.write(stdin)
+                await process.stdin.drain()
         process.stdin.close()
 
     try:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.sandbox.command import Identity, Mounts, Tools, bwrap_command
+from app.sandbox.command import FEATURES_TRIED, Features, Identity, Mounts, Tools, bwrap_command
 from app.sandbox.limits import Limits
 from app.sandbox.process import OutputTooLarge, run_command
 from app.sandbox.scrub import scrub
@@ -69,8 +69,8 @@ class Finished:
     elapsed_ms: float
 
 
-_probed: dict[tuple[str, ...], bool] = {}
-"""Sandboxes that started, by tools and identity: whether their ``/proc`` is fresh."""
+_probed: dict[tuple[str, ...], Features] = {}
+"""Sandboxes that started, by tools and identity: what they could be asked for."""
 logger = logging.getLogger("app.sandbox")
 
 
@@ -138,7 +138,7 @@ class Sandbox:
             SandboxError: The sandbox could not start the program.
         """
         tools = self.tools()
-        fresh_proc = await self._probe(tools, mounts.workdir)
+        features = await self._probe(tools, mounts.workdir)
         command = bwrap_command(
             argv,
             mounts,
@@ -146,7 +146,7 @@ class Sandbox:
             runtime=self.runtime,
             identity=self.identity,
             tools=tools,
-            fresh_proc=fresh_proc,
+            features=features,
         )
         workdir = str(mounts.workdir)
         environment = {"PATH": self.path, "LANG": "C.UTF-8", "HOME": workdir, "TMPDIR": workdir}
@@ -173,8 +173,11 @@ class Sandbox:
         stderr = scrub(exited.stderr.decode("utf-8", "replace"), self.secrets)
         return Finished(exited.code, stdout, stderr, elapsed)
 
-    async def _probe(self, tools: Tools, workdir: Path) -> bool:
-        """Start an empty sandbox once per process and tools; whether ``/proc`` is fresh.
+    async def _probe(self, tools: Tools, workdir: Path) -> Features:
+        """Start an empty sandbox once per process and tools; what it could be asked for.
+
+        The most confining ``Features`` that start win; what had to be given up is logged
+        with bwrap's words for it.
 
         Raises:
             SandboxUnavailable: It cannot start (the message holds bwrap's own words).
@@ -182,20 +185,27 @@ class Sandbox:
         key = (tools.bwrap, str(self.identity.as_root))
         if key in _probed:
             return _probed[key]
-        said = ""
-        for fresh_proc in (True, False):
-            said = await self._try(tools, workdir, fresh_proc)
+        refused: list[str] = []
+        for features in FEATURES_TRIED:
+            if self.identity.as_root and not features.no_nested_userns:
+                continue  # as root the sandbox is no user namespace: nothing to refuse
+            said = await self._try(tools, workdir, features)
             if not said:
-                _probed[key] = fresh_proc
-                if not fresh_proc:
-                    logger.warning("the program sandbox runs with an empty /proc: %s", said)
-                return fresh_proc
+                if features.missing() and key not in _probed:
+                    logger.warning(
+                        "the program sandbox runs without %s (%s)",
+                        ", ".join(features.missing()),
+                        "; ".join(dict.fromkeys(refused)),
+                    )
+                _probed[key] = features
+                return features
+            refused.append(said)
         raise SandboxUnavailable(
-            f"the program sandbox cannot start here ({said}): bubblewrap needs user "
+            f"the program sandbox cannot start here ({refused[-1]}): bubblewrap needs user "
             "namespaces (see docs/operations.md, 'Security model')"
         )
 
-    async def _try(self, tools: Tools, workdir: Path, fresh_proc: bool) -> str:
+    async def _try(self, tools: Tools, workdir: Path, features: Features) -> str:
         """Run ``true`` in a sandbox; what went wrong, or an empty string."""
         command = bwrap_command(
             ["true"],
@@ -204,7 +214,7 @@ class Sandbox:
             runtime=self.runtime,
             identity=self.identity,
             tools=tools,
-            fresh_proc=fresh_proc,
+            features=features,
         )
         try:
             exited = await run_command(

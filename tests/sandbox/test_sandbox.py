@@ -10,10 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
+import uvloop
 
 from app.evaluators.programs import ProgramError, ProgramRunner
 from app.sandbox import Sandbox, sweep_stale
 from app.sandbox.command import Identity
+from app.sandbox.process import run_command
 
 HELLO = ["python3", "-c", "print('hello')"]
 
@@ -109,3 +111,55 @@ async def test_a_script_of_another_folder_of_the_root_may_be_the_program(tmp_pat
     script.chmod(0o755)
     ran = await runner(tmp_path).run(["../graders/run.sh"], b"", folder=tmp_path / "evals")
     assert ran.stdout.strip() == '{"score": 1}'
+
+
+def test_a_program_that_exits_without_reading_its_input_is_not_an_error_under_uvloop() -> None:
+    # The service runs on uvloop (uvicorn picks it), which refuses a write to a pipe it has
+    # seen closed with a RuntimeError: the sandbox's probe (``true``) met it in the image.
+    async def runs() -> list[int]:
+        codes = []
+        for size in (0, 10, 1 << 20) * 15:
+            exited = await run_command(
+                ["sh", "-c", "exec 0<&-; exit 3"],
+                b"x" * size,
+                cwd=Path("/tmp"),
+                env={"PATH": os.defpath},
+                timeout_seconds=10,
+                max_output_bytes=1024,
+            )
+            codes.append(exited.code)
+        return codes
+
+    assert uvloop.run(runs()) == [3] * 45
+
+
+async def test_what_a_container_refuses_is_given_up_least_needed_first_and_logged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A container's seccomp profile refuses sethostname and masks parts of /proc: bwrap then
+    # fails on --hostname and --proc (as in the project's image under Podman). The sandbox
+    # runs without those two, keeps every namespace, and says so once.
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    real = shutil.which("bwrap")
+    (tools / "bwrap").write_text(
+        "#!/bin/sh\n"
+        'for arg in "$@"; do\n'
+        '  [ "$arg" = --hostname ] && { echo "bwrap: Can\'t set hostname" >&2; exit 1; }\n'
+        '  [ "$arg" = --proc ] && { echo "bwrap: Can\'t mount proc" >&2; exit 1; }\n'
+        "done\n"
+        f'exec {real} "$@"\n'
+    )
+    (tools / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.defpath}")
+    argv = ["python3", "-c", "import os; print(os.getpid(), os.listdir('/proc'))"]
+    for _ in range(2):
+        pid, listed = (await runner(tmp_path).run(argv, b"")).stdout.split()
+        assert int(pid) < 10  # its own PID namespace
+        assert listed == "[]"  # and an empty /proc
+    warned = [r.getMessage() for r in caplog.records if r.name == "app.sandbox"]
+    assert warned == [
+        "the program sandbox runs without the host name 'sandbox' (the UTS namespace keeps "
+        "the host's), a fresh /proc (it is empty) (bwrap: Can't set hostname; bwrap: Can't "
+        "mount proc)"
+    ]
