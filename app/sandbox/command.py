@@ -18,6 +18,7 @@ by another user, the sandbox is also a user namespace where further ones are ref
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from collections.abc import Sequence
@@ -107,22 +108,53 @@ def runtime_binds(runtime: Sequence[str]) -> list[str]:
     return options
 
 
-def _created_parents(bound: Sequence[Path], runtime: Sequence[str]) -> list[Path]:
-    """The folders bwrap makes to hold the binds (it copies their hosts' modes, often 0700).
+def _created_parents(bound: Sequence[str], mounted: Sequence[str]) -> list[str]:
+    """The folders bwrap makes to hold ``bound`` (those of the runtime's files: ``/etc``, 0700).
 
-    Each is made traversable, so the program's user reaches what is bound below it; a
-    folder inside another bind is the host's own and left alone.
+    Each is made traversable, so the program's user reaches what is bound below it (run by
+    root, a program not reaching ``/etc/ld.so.cache`` made every dynamic binary search the
+    library folders one by one); a folder inside one of ``mounted`` is the host's own and left
+    alone. Paths are absolute and normalised: plain string work, as this runs for every program.
     """
-    mounted = [*bound, *(Path(entry) for entry in runtime)]
-    parents: list[Path] = []
+    parents: list[str] = []
     for path in bound:
-        for parent in reversed(path.parents):
-            if parent in (Path("/"), Path("/tmp")) or parent in parents:
+        parts = path.rstrip("/").split("/")
+        for depth in range(2, len(parts)):
+            parent = "/".join(parts[:depth])
+            if parent == "/tmp" or parent in parents:
                 continue
-            if any(parent == other or parent.is_relative_to(other) for other in mounted):
+            if any(parent == other or parent.startswith(other + "/") for other in mounted):
                 continue
             parents.append(parent)
     return parents
+
+
+@functools.lru_cache(maxsize=64)
+def _prefix(
+    limits: Limits, runtime: tuple[str, ...], identity: Identity, tools: Tools, features: Features
+) -> tuple[str, ...]:
+    """The command up to the program's own folders: the same for every program of a sandbox.
+
+    Built once per process and sandbox (the runtime is looked at on disk then: a runtime path
+    made later is seen after a restart).
+    """
+    command = [tools.prlimit, *limits.prlimit(), "--", tools.bwrap, "--die-with-parent"]
+    command += ["--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-net"]
+    command += ["--unshare-uts", "--unshare-cgroup-try"]
+    if features.hostname:
+        command += ["--hostname", "sandbox"]
+    if not identity.as_root:
+        command += ["--unshare-user"]
+        if features.no_nested_userns:
+            command += ["--disable-userns"]
+    command += runtime_binds(runtime)
+    command += ["--proc", "/proc"] if features.fresh_proc else ["--dir", "/proc"]
+    command += ["--dev", "/dev", "--size", str(limits.tmp_bytes)]
+    command += ["--tmpfs", "/tmp", "--chmod", "1777", "/tmp"]
+    present = [entry for entry in runtime if os.path.lexists(entry)]
+    for folder in _created_parents(present, runtime):
+        command += ["--chmod", "0755", folder]
+    return tuple(command)
 
 
 def bwrap_command(
@@ -136,33 +168,22 @@ def bwrap_command(
     features: Features = Features(),
 ) -> list[str]:
     """The whole command line that runs ``argv`` confined (``features``: what is asked for)."""
-    command = [tools.prlimit, *limits.prlimit(), "--", tools.bwrap, "--die-with-parent"]
-    command += ["--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-net"]
-    command += ["--unshare-uts", "--unshare-cgroup-try"]
-    if features.hostname:
-        command += ["--hostname", "sandbox"]
-    if not identity.as_root:
-        command += ["--unshare-user"]
-        if features.no_nested_userns:
-            command += ["--disable-userns"]
-    command += runtime_binds(runtime)
-    command += ["--proc", "/proc"] if features.fresh_proc else ["--dir", "/proc"]
-    command += ["--dev", "/dev", "--size", str(limits.tmp_bytes)]
-    command += ["--tmpfs", "/tmp"]
+    command = list(_prefix(limits, tuple(runtime), identity, tools, features))
+    bound: list[str] = []
     for folder in mounts.read_only:
-        command += ["--ro-bind", str(folder), str(folder)]
+        bound.append(str(folder))
+        command += ["--ro-bind", bound[-1], bound[-1]]
     for folder in (*mounts.writable, mounts.workdir):
-        command += ["--bind", str(folder), str(folder)]
+        bound.append(str(folder))
+        command += ["--bind", bound[-1], bound[-1]]
     inner = list(argv)
-    bound = [*mounts.read_only, *mounts.writable, mounts.workdir]
     if mounts.proxy_socket is not None:
         command += ["--bind", str(mounts.proxy_socket), PROXY_SOCKET]
         command += ["--ro-bind", str(FORWARDER_SOURCE), FORWARDER]
-        bound += [Path(PROXY_SOCKET), Path(FORWARDER)]
+        bound += [PROXY_SOCKET, FORWARDER]
         inner = ["python3", "-I", "-S", FORWARDER, PROXY_SOCKET, str(PROXY_PORT), "--", *inner]
-    command += ["--chmod", "1777", "/tmp"]
-    for folder in _created_parents(bound, runtime):
-        command += ["--chmod", "0755", str(folder)]
+    for parent in _created_parents(bound, [*bound, *runtime]):
+        command += ["--chmod", "0755", parent]
     command += ["--chdir", str(mounts.workdir)]
     if identity.as_root:
         command += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", tools.setpriv]

@@ -91,9 +91,15 @@ class Sandbox:
     identity: Identity = field(default_factory=Identity)
     secrets: tuple[str, ...] = ()
     path: str = SANDBOX_PATH
+    _found: list[Tools] = field(default_factory=list, init=False, compare=False, repr=False)
 
     def tools(self) -> Tools:
-        """Where ``bwrap``, ``prlimit`` and ``setpriv`` are; ``SandboxUnavailable`` if not."""
+        """Where ``bwrap``, ``prlimit`` and ``setpriv`` are; ``SandboxUnavailable`` if not.
+
+        Looked up on ``PATH`` until found, then kept (a sandbox lives as long as its runner).
+        """
+        if self._found:
+            return self._found[0]
         found = {name: shutil.which(name) for name in ("bwrap", "prlimit", "setpriv")}
         needed = ("bwrap", "prlimit", "setpriv") if self.identity.as_root else ("bwrap", "prlimit")
         missing = [name for name in needed if found[name] is None]
@@ -102,7 +108,10 @@ class Sandbox:
                 "programs run only in the sandbox, which cannot start here: "
                 f"{', '.join(missing)} not found (install bubblewrap and util-linux)"
             )
-        return Tools(found["bwrap"] or "", found["prlimit"] or "", found["setpriv"] or "")
+        self._found.append(
+            Tools(found["bwrap"] or "", found["prlimit"] or "", found["setpriv"] or "")
+        )
+        return self._found[0]
 
     def visible(self, path: str) -> bool:
         """Whether an absolute program path lies in the runtime the sandbox shows."""

@@ -163,3 +163,11 @@ async def test_what_a_container_refuses_is_given_up_least_needed_first_and_logge
         "the host's), a fresh /proc (it is empty) (bwrap: Can't set hostname; bwrap: Can't "
         "mount proc)"
     ]
+
+
+async def test_a_program_reads_the_runtimes_files_under_etc(tmp_path: Path) -> None:
+    # Run by root, the program's user could not enter the /etc bwrap made to hold them (0700):
+    # the dynamic linker then searched every library folder, and /etc/alternatives was lost.
+    argv = ["python3", "-c", "print(len(open('/etc/ld.so.cache', 'rb').read()) > 0)"]
+    ran = await runner(tmp_path).run(argv, b"")
+    assert ran.stdout.strip() == "True"
