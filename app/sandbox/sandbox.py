@@ -34,11 +34,13 @@ DEFAULT_RUNTIME = (
     "/libx32",
     "/etc/alternatives",
     "/etc/ld.so.cache",
-    "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d",
     "/etc/localtime",
 )
-"""Read-only runtime every program sees: interpreters and libraries, no host data."""
+"""Read-only runtime every program sees: interpreters and libraries, no host data.
+
+Each path is a bind (two mounts) set up and torn down for every program, so only what running
+needs: the dynamic linker reads ``/etc/ld.so.cache``, never ``ld.so.conf`` (``ldconfig`` does).
+"""
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 PROBE_SECONDS = 10.0
 
