@@ -217,7 +217,12 @@ class Sandbox:
         )
 
     async def _try(self, tools: Tools, workdir: Path, features: Features) -> str:
-        """Run ``true`` in a sandbox; what went wrong, or an empty string."""
+        """Run ``true`` in a sandbox; what bwrap refused, or an empty string.
+
+        Raises:
+            SandboxUnavailable: It did not finish or could not be started at all: nothing
+                to learn about ``features`` (a loaded machine must not cost confinement).
+        """
         command = bwrap_command(
             ["true"],
             Mounts(workdir),
@@ -237,7 +242,9 @@ class Sandbox:
                 max_output_bytes=65536,
             )
         except (TimeoutError, OSError, OutputTooLarge) as exc:
-            return repr(exc)
+            raise SandboxUnavailable(
+                f"the program sandbox could not be tried here: {exc!r}"
+            ) from None
         if exited.code == 0:
             return ""
         said = exited.stderr.decode("utf-8", "replace").strip()[-500:]

@@ -171,3 +171,28 @@ async def test_a_program_reads_the_runtimes_files_under_etc(tmp_path: Path) -> N
     argv = ["python3", "-c", "print(len(open('/etc/ld.so.cache', 'rb').read()) > 0)"]
     ran = await runner(tmp_path).run(argv, b"")
     assert ran.stdout.strip() == "True"
+
+
+async def test_a_probe_that_times_out_gives_up_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On a loaded machine the first probe may not finish in time: that says nothing about
+    # what bwrap allows, so the program is refused this once, and the next one is confined
+    # as fully as before (its host name is still the sandbox's).
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    slow = tmp_path / "slow"
+    slow.touch()
+    (tools / "bwrap").write_text(  # slow on the first try only (it asks for the host name)
+        "#!/bin/sh\n"
+        f'case "$*" in *--hostname*) [ -e {slow} ] && sleep 5;; esac\n'
+        f'exec {shutil.which("bwrap")} "$@"\n'
+    )
+    (tools / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.defpath}")
+    monkeypatch.setattr("app.sandbox.sandbox.PROBE_SECONDS", 0.5)
+    argv = ["python3", "-c", "import socket; print(socket.gethostname())"]
+    with pytest.raises(ProgramError, match="could not be tried here: TimeoutError"):
+        await runner(tmp_path).run(argv, b"")
+    slow.unlink()
+    assert (await runner(tmp_path).run(argv, b"")).stdout.strip() == "sandbox"
