@@ -18,6 +18,7 @@ CaseSeq = Annotated[
     int,
     Path(
         ge=0,
+        le=2**31 - 1,  # the column is a 32-bit INTEGER: a larger number is no case of the run
         description="The case's number in the run (from 0).",
         openapi_examples={"first": {"summary": "The run's first case", "value": 0}},
     ),

@@ -71,6 +71,7 @@ class CaseState:
             reasoning=combined.reasoning if combined else None,
             candidate_answer=self.candidate_answer,
             target=self.plan.target,
+            arm=self.plan.arm,
             judge_target=self.plan.judge_target,
             timestamp=datetime.now(UTC),
             raw_request=self.raw_request,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from app.evaluation.arms import RunArm, arm_targets
 from app.evaluation.context import RunnableTarget, TargetLookup
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import (
@@ -44,6 +45,9 @@ class RunPlan:
             more of its cases start (those not started are recorded as not run).
         default_system_prompt: The system message of cases with no system turn: the suite's,
             else the candidate target's, else AgentV's wording (``""``: none).
+        arm: The arm this plan runs (a plan of ``arm_plans``); None for a one-target run.
+        arm_plans: A run on several targets: one plan per arm, in arm order (the run's own
+            fields are its first arm's, its ``max_concurrency`` the sum of the arms').
     """
 
     target: str
@@ -61,6 +65,29 @@ class RunPlan:
     workspace: Workspace | None = None
     budget_usd: float | None = None
     default_system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    arm: RunArm | None = None
+    arm_plans: tuple[RunPlan, ...] = ()
+
+    @property
+    def arms(self) -> tuple[RunArm, ...]:
+        """The run's arms (none for a run on one target)."""
+        return tuple(plan.arm for plan in self.arm_plans if plan.arm is not None)
+
+    def for_arm(self, index: int | None) -> RunPlan:
+        """The plan of arm ``index`` (this plan for ``None`` or a run without arms)."""
+        if index is None or not self.arm_plans:
+            return self
+        return self.arm_plans[index]
+
+
+def with_arms(first: RunPlan, plans: Sequence[RunPlan]) -> RunPlan:
+    """The plan of a run whose arms are ``plans``: the first arm's settings, every arm's slots."""
+    return replace(
+        first,
+        arm=None,
+        arm_plans=tuple(plans),
+        max_concurrency=sum(plan.max_concurrency for plan in plans),
+    )
 
 
 def build_run_plan(
@@ -76,12 +103,39 @@ def build_run_plan(
     judge_attempts: int,
     case_timeout_seconds: float | None = None,
     budget_usd: float | None = None,
+    targets_list: Sequence[str] = (),
 ) -> RunPlan:
     """Resolve a run's plan; raises ``UnknownTarget`` (422) for a target not configured.
 
     Judge targets named by evaluators (``target``) are checked here too, before any call.
+    ``targets_list`` (the request's, else the suite's ``targets``) with two targets or more
+    makes a run of one arm per target, each planned as a run on that target alone.
     """
-    candidate = targets.get(target or suite.target or DEFAULT_TARGET)
+    arms = arm_targets(list(targets_list or suite.targets))
+    if arms:
+        one_target = suite.model_copy(update={"targets": ()})
+        plans = [
+            replace(
+                build_run_plan(
+                    one_target,
+                    targets,
+                    default_max_concurrency=default_max_concurrency,
+                    target=arm.target,
+                    judge_target=judge_target,
+                    max_concurrency=max_concurrency,
+                    guideline_patterns=guideline_patterns,
+                    use_cache=use_cache,
+                    judge_attempts=judge_attempts,
+                    case_timeout_seconds=case_timeout_seconds,
+                    budget_usd=budget_usd,
+                ),
+                arm=arm,
+            )
+            for arm in arms
+        ]
+        return with_arms(plans[0], plans)
+    listed = next(iter(targets_list or suite.targets), None)
+    candidate = targets.get(target or listed or suite.target or DEFAULT_TARGET)
     judge_name = judge_target or candidate.judge_target or candidate.name
     judge = targets.get(judge_name)
     for name in evaluator_targets(suite):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.evaluation.context import CaseContext
 from app.evaluation.known_answers import KnownAnswer
@@ -27,6 +28,8 @@ class PreparedRun:
         warnings: What loading the suite found worth a look.
         evaluators: For a regrade with new evaluators: the evaluators every case gets.
         registry: The evaluators by type (the OpenAI Evals surface grades with its own).
+        arm_runs: A run on several targets: one run per arm (its plan, its cases formatted
+            for its target), in arm order; empty for a run on one target.
     """
 
     plan: RunPlan
@@ -36,6 +39,25 @@ class PreparedRun:
     warnings: tuple[str, ...] = ()
     evaluators: tuple[EvaluatorConfig, ...] | None = None
     registry: EvaluatorRegistry = EVALUATORS
+    arm_runs: tuple[PreparedRun, ...] = ()
+
+    def for_arm(self, index: int | None) -> PreparedRun:
+        """The run of arm ``index`` (this run for ``None`` or a run without arms)."""
+        if index is None or not self.arm_runs:
+            return self
+        return self.arm_runs[index]
+
+    def with_arm_plans(
+        self, cases: Mapping[int, tuple[FormattedCase, ...]] | None = None
+    ) -> PreparedRun:
+        """This run with one run per arm of its plan (``cases``: each arm's, by arm index)."""
+        if not self.plan.arm_plans:
+            return self
+        arm_runs = tuple(
+            replace(self, plan=plan, cases=(cases or {}).get(index, ()), arm_runs=())
+            for index, plan in enumerate(self.plan.arm_plans)
+        )
+        return replace(self, arm_runs=arm_runs)
 
     async def evaluate(
         self, formatted: FormattedCase, *, known: KnownAnswer | None = None
@@ -56,5 +78,13 @@ class PreparedRun:
         )
 
     async def run(self, on_result: OnResult) -> None:
-        """Run every case of ``cases``; each record goes to ``on_result`` as it finishes."""
+        """Run every case of ``cases``; each record goes to ``on_result`` as it finishes.
+
+        A run with arms runs every arm at once (each within its own target's limits).
+        """
+        if self.arm_runs:
+            async with asyncio.TaskGroup() as group:
+                for arm_run in self.arm_runs:
+                    group.create_task(arm_run.run(on_result))
+            return
         await run_cases(self.cases, self.plan, self.context, on_result)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.evaluation.arms import RunArm
 from app.evaluation.tool_loop import CandidateStep
 from app.evaluators.results import CaseStatus, EvaluatorRawRequest, EvaluatorResult, Verdict
 from app.formatting.messages import ChatMessage
@@ -136,6 +137,9 @@ class ResultRecord(BaseModel):
     reasoning: str | None = None
     candidate_answer: str | None = None
     target: str
+    arm: RunArm | None = Field(
+        None, description="The arm of a run on several targets (null for one target)."
+    )
     judge_target: str | None = None
     timestamp: datetime
     raw_request: RawRequest | None = None

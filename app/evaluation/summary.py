@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
+from app.evaluation.arms import RunArm
 from app.evaluation.records import ResultRecord, RoleUsage
 from app.evaluators.results import CaseStatus
 
@@ -111,6 +112,23 @@ class RunSummary(BaseModel):
             }
         ],
     )
+    arms: list[ArmSummary] | None = Field(
+        None,
+        description=(
+            "A run on several targets: the summary of each arm (the fields above are the "
+            "whole run's); null for a run on one target."
+        ),
+    )
+
+
+class ArmSummary(BaseModel):
+    """The summary of one arm of a run on several targets."""
+
+    arm: RunArm
+    summary: RunSummary
+
+
+RunSummary.model_rebuild()
 
 
 def _bin_index(score: float) -> int:
@@ -128,9 +146,13 @@ class SummaryBuilder:
         self._graders: dict[str, GraderStats] = {}
         self._grader_scores: dict[str, list[float]] = {}
         self._ungraded = 0
+        self._arms: dict[int, tuple[RunArm, SummaryBuilder]] = {}
 
     def add(self, record: ResultRecord) -> None:
-        """Count one case's record."""
+        """Count one case's record (and, for a run with arms, in its arm's summary too)."""
+        if record.arm is not None:
+            arm = self._arms.setdefault(record.arm.index, (record.arm, SummaryBuilder()))
+            arm[1].add(record.model_copy(update={"arm": None}))
         self.count(record.status, record.score, grader_facts(record))
         if record.status == "passed" and record.score is None and not record.evaluator_results:
             self._ungraded += 1
@@ -180,6 +202,11 @@ class SummaryBuilder:
             graders={
                 name: self._grader_stats(name, stats) for name, stats in self._graders.items()
             },
+            arms=[
+                ArmSummary(arm=arm, summary=builder.summary())
+                for _, (arm, builder) in sorted(self._arms.items())
+            ]
+            or None,
         )
 
     def _grader_stats(self, name: str, stats: GraderStats) -> GraderStats:

@@ -122,6 +122,7 @@ def failure_record(prepared: PreparedRun, case: StoredCase, message: str) -> Res
         score=None,
         verdict=None,
         target=prepared.plan.target,
+        arm=prepared.plan.arm,
         timestamp=utc_now(),
         error=message,
     )
@@ -141,7 +142,7 @@ class InProcessExecutor:
         self._prepare = prepare
         self._run_slots = run_slots
         self._prepared: dict[str, asyncio.Future[PreparedRun]] = {}
-        self._spending: dict[str, tuple[Spending, float]] = {}
+        self._spending: dict[tuple[str, int | None], tuple[Spending, float]] = {}
         self._loader = CaseLoader(store)
 
     async def _prepared_run(self, run_id: str) -> PreparedRun:
@@ -163,20 +164,21 @@ class InProcessExecutor:
     def forget(self, run_id: str) -> None:
         """Drop what is kept of a finished run."""
         self._prepared.pop(run_id, None)
-        self._spending.pop(run_id, None)
+        for key in [key for key in self._spending if key[0] == run_id]:
+            self._spending.pop(key)
 
-    async def _spending_of(self, run_id: str, limit: float) -> Spending:
-        """What the run has spent, as far as this process knows.
+    async def _spending_of(self, run_id: str, arm: int | None, limit: float) -> Spending:
+        """What the run (or its arm: each arm has the budget) has spent, as far as known here.
 
         Its stored results' cost, read again every ``SPENDING_REFRESH_SECONDS`` (other
         processes store results too), plus what this process finished since.
         """
-        kept = self._spending.get(run_id)
+        kept = self._spending.get((run_id, arm))
         now = time.monotonic()
         if kept is not None and now - kept[1] < SPENDING_REFRESH_SECONDS:
             return kept[0]
-        spending = Spending(limit, await self._store.run_spending(run_id))
-        self._spending[run_id] = (spending, now)
+        spending = Spending(limit, await self._store.run_spending(run_id, arm))
+        self._spending[run_id, arm] = (spending, now)
         if len(self._spending) > PREPARED_RUNS_KEPT:  # runs other workers finished
             self._spending.pop(next(iter(self._spending)))
         return spending
@@ -265,7 +267,7 @@ class InProcessExecutor:
     async def _run_stored(
         self, run_id: str, case: StoredCase, *, wait_for_commit: bool = True
     ) -> None:
-        prepared = await self._prepared_run(run_id)
+        prepared = (await self._prepared_run(run_id)).for_arm(case.arm)
         with bind_log_context(run_id=run_id, case_id=case.eval_id):
             try:
                 formatted = stored_case(case.definition, prepared)
@@ -273,7 +275,9 @@ class InProcessExecutor:
                 if case.candidate_answer is not None:
                     known = known_answer(case.candidate_answer, case.candidate_output)
                 budget = prepared.plan.budget_usd
-                spending = None if budget is None else await self._spending_of(run_id, budget)
+                spending = (
+                    None if budget is None else await self._spending_of(run_id, case.arm, budget)
+                )
                 if spending is not None and spending.exhausted():
                     record = not_run(formatted.case, prepared.plan, spending.refusal())
                 else:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
+
+from app.evaluation.arms import RunArm
 
 RunStatus = Literal["queued", "running", "completed", "cancelled", "failed"]
 RunKind = Literal["evaluate", "regrade"]
@@ -32,6 +34,8 @@ class RunInfo:
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    arms: tuple[RunArm, ...] = ()
+    """The run's arms (none for a run on one target)."""
 
     @property
     def finished(self) -> bool:
@@ -51,6 +55,7 @@ class NewRun:
     parent_run_id: str | None = None
     owner: str | None = None
     name: str | None = None
+    arms: tuple[RunArm, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,8 @@ class NewCase:
     definition: str
     """The case and its formatted prompt as JSON (``app.runs.spec.case_definition``)."""
     candidate_answer: str | None = None
+    arm: int | None = None
+    """The arm the case runs on (None: a run on one target)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,8 @@ class StoredCase:
     """What a regraded case's earlier record holds besides the answer (``candidate_output``)."""
     pending: bool = True
     """Whether it still has to run (False: its record is stored)."""
+    arm: int | None = None
+    """The arm the case runs on (None: a run on one target)."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +128,8 @@ class ResultFacts:
     """Requests sent to the candidate (each record's ``attempts``), failed tries included."""
     judge_calls: int = 0
     """Requests sent to the judges, failed tries and re-asks included."""
+    arms: list[tuple[RunArm, ResultFacts]] = field(default_factory=list)
+    """A run with arms: the facts of each arm's results."""
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,10 @@ WITH run AS (
 ), given AS (
     SELECT * FROM unnest($2::integer[], $3::text[], $4::text[], $5::float8[], $6::integer[],
         $7::integer[], $8::integer[], $9::integer[], $10::integer[], $11::integer[],
-        $12::text[], $13::text[], $14::text[], $15::timestamptz[], $16::float8[])
+        $12::text[], $13::text[], $14::text[], $15::timestamptz[], $16::float8[],
+        $17::integer[])
         AS g(seq, eval_id, status, score, candidate_in, candidate_out, judge_in, judge_out,
-            candidate_calls, judge_calls, answer, record, graders, created_at, cost_usd)
+            candidate_calls, judge_calls, answer, record, graders, created_at, cost_usd, arm)
 ), fresh AS (
     SELECT given.*, row_number() OVER (ORDER BY given.seq) AS n
     FROM given JOIN marked USING (seq)
@@ -47,9 +48,10 @@ WITH run AS (
 ), stored AS (
     INSERT INTO results (run_id, case_seq, eval_id, status, score, candidate_input_tokens,
         candidate_output_tokens, judge_input_tokens, judge_output_tokens, candidate_calls,
-        judge_calls, candidate_answer, record, graders, created_at, cost_usd)
+        judge_calls, candidate_answer, record, graders, created_at, cost_usd, arm)
     SELECT $1, seq, eval_id, status, score, candidate_in, candidate_out, judge_in, judge_out,
-        candidate_calls, judge_calls, answer, record, graders, created_at, cost_usd FROM fresh
+        candidate_calls, judge_calls, answer, record, graders, created_at, cost_usd, arm
+    FROM fresh
 ), logged AS (
     INSERT INTO events (run_id, seq, type, data)
     SELECT $1, c.first_event + 2 * f.n - 1, 'case_completed', f.record
@@ -99,6 +101,7 @@ async def store_run_results(
                 values["graders"],
                 values["created_at"],
                 values["cost_usd"],
+                values["arm"],
             )
             for values in results
         ),

@@ -20,9 +20,10 @@ from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, func, insert, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 from app.errors import RunNotFound
+from app.evaluation.arms import RunArm
 from app.evaluation.records import ResultRecord
 from app.runs.models import Page, ResultFacts, StoredCase, StoredEvent
 from app.runs.pg_results import store_run_results
@@ -62,7 +63,18 @@ def _result_values(run_id: str, seq: int, record: ResultRecord) -> dict[str, Any
         "graders": graders_column(record),
         "created_at": utc_now(),
         "cost_usd": record.cost_usd.total(),
+        "arm": record.arm.index if record.arm is not None else None,
     }
+
+
+def read_arms(column: str | None) -> tuple[RunArm, ...]:
+    """The arms kept in a ``runs.arms`` column (none for a run on one target)."""
+    return tuple(RunArm.model_validate(arm) for arm in json.loads(column)) if column else ()
+
+
+def arms_column(arms: tuple[RunArm, ...]) -> str | None:
+    """The ``runs.arms`` column of a run's arms (null for a run on one target)."""
+    return json.dumps([arm.model_dump() for arm in arms]) if arms else None
 
 
 @dataclass
@@ -105,11 +117,13 @@ class RecordsStore(StoreBase):
         async with self._session() as session:
             return [_stored_case(row) for row in (await session.execute(query)).all()]
 
-    async def run_spending(self, run_id: str) -> float:
-        """What the run's stored results cost together, in US dollars (unknown costs: 0)."""
+    async def run_spending(self, run_id: str, arm: int | None = None) -> float:
+        """What the run's (or one arm's) stored results cost, in US dollars (unknown: 0)."""
         query = select(func.coalesce(func.sum(RESULTS.c.cost_usd), 0.0)).where(
             RESULTS.c.run_id == run_id
         )
+        if arm is not None:
+            query = query.where(RESULTS.c.arm == arm)
         async with self._session() as session:
             return float((await session.execute(query)).scalar_one())
 
@@ -268,34 +282,18 @@ class RecordsStore(StoreBase):
             return [(seq, record) for seq, record in (await session.execute(query)).all()]
 
     async def result_facts(self, run_id: str) -> ResultFacts:
-        """The distinct outcomes of a run's stored results, counted; its token and call totals."""
-        columns = (ResultRow.status, ResultRow.score, ResultRow.graders)
-        outcomes = (
-            select(*columns, func.count()).where(ResultRow.run_id == run_id).group_by(*columns)
-        )
-        tokens = select(
-            func.coalesce(func.sum(ResultRow.candidate_input_tokens), 0),
-            func.coalesce(func.sum(ResultRow.candidate_output_tokens), 0),
-            func.coalesce(func.sum(ResultRow.judge_input_tokens), 0),
-            func.coalesce(func.sum(ResultRow.judge_output_tokens), 0),
-            func.coalesce(func.sum(ResultRow.candidate_calls), 0),
-            func.coalesce(func.sum(ResultRow.judge_calls), 0),
-        ).where(ResultRow.run_id == run_id)
+        """The distinct outcomes of a run's stored results, counted; its token and call totals.
+
+        A run with arms has the same facts of each arm's results in ``arms``.
+        """
         async with self._session() as session:
-            rows = (await session.execute(outcomes)).all()
-            sums = (await session.execute(tokens)).one()
-        candidate_in, candidate_out, judge_in, judge_out, candidate_calls, judge_calls = (
-            int(value) for value in sums
-        )
-        return ResultFacts(
-            outcomes=[(status, score, graders, count) for status, score, graders, count in rows],
-            candidate_input_tokens=candidate_in,
-            candidate_output_tokens=candidate_out,
-            judge_input_tokens=judge_in,
-            judge_output_tokens=judge_out,
-            candidate_calls=candidate_calls,
-            judge_calls=judge_calls,
-        )
+            arms = read_arms(
+                (await session.execute(select(RunRow.arms).where(RunRow.id == run_id))).scalar()
+            )
+            facts = await _result_facts(session, run_id, None)
+            for arm in arms:
+                facts.arms.append((arm, await _result_facts(session, run_id, arm.index)))
+        return facts
 
     # Events -------------------------------------------------------------------------------
 
@@ -471,6 +469,37 @@ def _log_duplicate(run_id: str, seq: int) -> Callable[[asyncio.Future[bool]], No
     return check
 
 
+async def _result_facts(session: AsyncSession, run_id: str, arm: int | None) -> ResultFacts:
+    """The facts of a run's results (of one arm's, when ``arm`` is given)."""
+    columns = (ResultRow.status, ResultRow.score, ResultRow.graders)
+    where = [ResultRow.run_id == run_id]
+    if arm is not None:
+        where.append(ResultRow.arm == arm)
+    outcomes = select(*columns, func.count()).where(*where).group_by(*columns)
+    tokens = select(
+        func.coalesce(func.sum(ResultRow.candidate_input_tokens), 0),
+        func.coalesce(func.sum(ResultRow.candidate_output_tokens), 0),
+        func.coalesce(func.sum(ResultRow.judge_input_tokens), 0),
+        func.coalesce(func.sum(ResultRow.judge_output_tokens), 0),
+        func.coalesce(func.sum(ResultRow.candidate_calls), 0),
+        func.coalesce(func.sum(ResultRow.judge_calls), 0),
+    ).where(*where)
+    rows = (await session.execute(outcomes)).all()
+    sums = (await session.execute(tokens)).one()
+    candidate_in, candidate_out, judge_in, judge_out, candidate_calls, judge_calls = (
+        int(value) for value in sums
+    )
+    return ResultFacts(
+        outcomes=[(status, score, graders, count) for status, score, graders, count in rows],
+        candidate_input_tokens=candidate_in,
+        candidate_output_tokens=candidate_out,
+        judge_input_tokens=judge_in,
+        judge_output_tokens=judge_out,
+        candidate_calls=candidate_calls,
+        judge_calls=judge_calls,
+    )
+
+
 def _stored_case(row: Any) -> StoredCase:
     return StoredCase(
         run_id=row.run_id,
@@ -480,4 +509,5 @@ def _stored_case(row: Any) -> StoredCase:
         candidate_answer=row.candidate_answer,
         candidate_output=row.candidate_output,
         pending=row.pending,
+        arm=row.arm,
     )

@@ -9,13 +9,15 @@ and never formats a case again.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from app.evaluation.arms import RunArm
 from app.evaluation.context import CaseContext, ResponseCache, TargetLookup
 from app.evaluation.openai_graders.runner import OPENAI_GRADERS
-from app.evaluation.plan import RunPlan, format_options, mode_of
+from app.evaluation.plan import RunPlan, format_options, mode_of, with_arms
 from app.evaluation.prepared import PreparedRun
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.programs import ProgramRunner
@@ -36,6 +38,16 @@ class PlanSpec(BaseModel):
     judge_attempts: int = Field(ge=1)
     case_timeout_seconds: float | None = None
     candidate_options: ModelOptions | None = None
+    arms: tuple[ArmSpec, ...] | None = None
+
+
+class ArmSpec(BaseModel):
+    """One arm of a stored run on several targets (each case row names its arm's index)."""
+
+    target: str
+    judge_target: str
+    max_concurrency: int = Field(ge=1)
+    prompt: str | None = None
 
 
 class RunSpec(BaseModel):
@@ -81,6 +93,17 @@ def build_run_spec(run: PreparedRun) -> RunSpec:
             candidate_options=(
                 plan.candidate_options if plan.candidate_options != ModelOptions() else None
             ),
+            # Only for a run with arms, so that stored specs of one-target runs stay as they were.
+            arms=tuple(
+                ArmSpec(
+                    target=arm.target,
+                    judge_target=arm.judge_target,
+                    max_concurrency=arm.max_concurrency,
+                    prompt=arm.arm.prompt if arm.arm else None,
+                )
+                for arm in plan.arm_plans
+            )
+            or None,
         ),
     )
 
@@ -131,8 +154,42 @@ def prepare_stored_run(
     """
     stored = spec.plan
     suite = suite_of(spec)
+    plan = _stored_plan(stored, suite, providers)
+    if stored.arms:
+        plan = with_arms(
+            plan,
+            [
+                replace(
+                    _stored_plan(
+                        stored.model_copy(update=arm.model_dump(exclude={"prompt"})),
+                        suite,
+                        providers,
+                    ),
+                    arm=RunArm(index=index, target=arm.target, prompt=arm.prompt),
+                )
+                for index, arm in enumerate(stored.arms)
+            ],
+        )
+    context = CaseContext(
+        providers=providers,
+        cache=cache if plan.use_cache else None,
+        programs=programs,
+        files=spec.files,
+    )
+    registry = OPENAI_GRADERS if spec.graders == "openai" else EVALUATORS
+    return PreparedRun(
+        plan=plan,
+        context=context,
+        files=spec.files,
+        evaluators=spec.evaluators,
+        registry=registry,
+    ).with_arm_plans()
+
+
+def _stored_plan(stored: PlanSpec, suite: EvalSuite, providers: TargetLookup) -> RunPlan:
+    """The plan a stored plan describes (one target: the run's, or one arm's)."""
     candidate = providers.get(stored.target)
-    plan = RunPlan(
+    return RunPlan(
         target=candidate.name,
         judge_target=providers.get(stored.judge_target).name,
         max_concurrency=stored.max_concurrency,
@@ -147,18 +204,4 @@ def prepare_stored_run(
         candidate_options=stored.candidate_options or ModelOptions(),
         workspace=suite.workspace,
         budget_usd=suite.budget_usd,
-    )
-    context = CaseContext(
-        providers=providers,
-        cache=cache if plan.use_cache else None,
-        programs=programs,
-        files=spec.files,
-    )
-    registry = OPENAI_GRADERS if spec.graders == "openai" else EVALUATORS
-    return PreparedRun(
-        plan=plan,
-        context=context,
-        files=spec.files,
-        evaluators=spec.evaluators,
-        registry=registry,
     )

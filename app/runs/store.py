@@ -39,7 +39,7 @@ from app.runs.models import (
     Page,
     RunInfo,
 )
-from app.runs.records_store import RecordsStore
+from app.runs.records_store import RecordsStore, arms_column, read_arms
 from app.runs.reviews_store import ReviewsStore
 from app.runs.store_base import aware, decode_cursor, encode_cursor, utc_now
 from app.runs.tables import CaseRow, EventRow, IdempotencyKeyRow, ResultRow, RunRow
@@ -73,6 +73,7 @@ def _run_info(row: RunRow) -> RunInfo:
         created_at=created_at,
         started_at=aware(row.started_at),
         finished_at=aware(row.finished_at),
+        arms=read_arms(row.arms),
     )
 
 
@@ -143,6 +144,7 @@ class RunStore(RecordsStore, ReviewsStore):
                 judge_target=run.judge_target,
                 name=run.name[:500] if run.name else None,
                 spec=json.dumps(run.spec, ensure_ascii=False),
+                arms=arms_column(run.arms),
                 total=0,
                 done=0,
                 event_seq=0,
@@ -161,6 +163,7 @@ class RunStore(RecordsStore, ReviewsStore):
                     "definition": case.definition,
                     "candidate_answer": case.candidate_answer,
                     "pending": True,
+                    "arm": case.arm,
                 }
             )
             total += 1
@@ -194,6 +197,7 @@ class RunStore(RecordsStore, ReviewsStore):
                 CaseRow.definition,
                 ResultRow.candidate_answer,
                 true(),
+                CaseRow.arm,
             )
             .join(
                 ResultRow,
@@ -201,7 +205,7 @@ class RunStore(RecordsStore, ReviewsStore):
             )
             .where(CaseRow.run_id == source_run_id, ResultRow.candidate_answer.is_not(None))
         )
-        columns = ["run_id", "seq", "eval_id", "definition", "candidate_answer", "pending"]
+        columns = ["run_id", "seq", "eval_id", "definition", "candidate_answer", "pending", "arm"]
         async with self._writing() as session:
             await self._insert_run(session, run, (), None)
             copied = await session.execute(insert(CaseRow).from_select(columns, answered))

@@ -13,7 +13,7 @@ from typing import Any, cast
 import orjson
 
 from app.evaluation.records import ResultRecord, RoleUsage, TokenUsage
-from app.evaluation.summary import GraderFact, RunSummary, SummaryBuilder, grader_facts
+from app.evaluation.summary import ArmSummary, GraderFact, RunSummary, SummaryBuilder, grader_facts
 from app.evaluators.results import CaseStatus
 from app.runs.models import ResultFacts
 
@@ -45,6 +45,11 @@ def summarize_results(facts: ResultFacts) -> RunSummary:
             input_tokens=facts.judge_input_tokens, output_tokens=facts.judge_output_tokens
         ),
     )
+    if facts.arms:
+        summary.arms = [
+            ArmSummary(arm=arm, summary=summarize_results(arm_facts))
+            for arm, arm_facts in facts.arms
+        ]
     return summary
 
 

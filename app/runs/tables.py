@@ -107,6 +107,9 @@ class RunRow(Base):
         SafeString(500), nullable=True, doc="The suite's name (its dataset) or the eval's."
     )
     spec: Mapped[str] = mapped_column(Text, doc="JSON: suite without cases, files, plan.")
+    arms: Mapped[str | None] = mapped_column(
+        Text, nullable=True, doc="JSON list of the run's arms (null: a run on one target)."
+    )
     total: Mapped[int] = mapped_column(Integer, default=0)
     done: Mapped[int] = mapped_column(Integer, default=0)
     event_seq: Mapped[int] = mapped_column(BigInteger, default=0)
@@ -139,6 +142,9 @@ class CaseRow(Base):
         doc="JSON {turns: answers, file_changes} of a regraded case's earlier record, if any.",
     )
     pending: Mapped[bool] = mapped_column(Boolean, default=True)
+    arm: Mapped[int | None] = mapped_column(
+        Integer, nullable=True, doc="The arm the case runs on (null: a run on one target)."
+    )
 
     __table_args__ = (Index("ix_cases_run_id_pending_seq", "run_id", "pending", "seq"),)
 
@@ -185,6 +191,9 @@ class ResultRow(Base):
     )
     cost_usd: Mapped[float | None] = mapped_column(
         Float, nullable=True, doc="What the case's calls cost (every role), when known."
+    )
+    arm: Mapped[int | None] = mapped_column(
+        Integer, nullable=True, doc="The arm of the record (null: a run on one target)."
     )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 

@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from app.evaluation.arm_comparison import ArmPairComparison
+from app.evaluation.arms import RunArm
 from app.evaluation.comparison import CaseComparison, PairedDifference
 
 
@@ -41,6 +43,16 @@ class RunComparison(BaseModel):
     difference: PairedDifference
     cases: list[CaseComparison] = Field(
         description="Regressions (worst first), then improvements (best first), then unchanged."
+    )
+
+
+class ArmsComparison(BaseModel):
+    """Every pair of a run's arms compared (paired t-test, Holm-adjusted), with a verdict."""
+
+    run_id: str
+    arms: list[RunArm] = Field(description="The run's arms (none for a run on one target).")
+    pairs: list[ArmPairComparison] = Field(
+        description="Each pair of arms, the earlier arm as base: k arms give k(k-1)/2 pairs."
     )
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.evaluation.records import ResultRecord
 from app.evaluation.summary import RunSummary
 from app.schemas.suite_examples import CUSTOMER_SUPPORT_SUITE, QUICK_SUITE, REFUND_POLICY
 from app.schemas.suites import ENV_DESCRIPTION, MAX_ENV_VALUES
+
+MAX_ARMS = 64
+"""Most entries of a request's ``targets`` (a run on more targets is better split)."""
 
 
 class EvaluateRequest(BaseModel):
@@ -55,16 +58,39 @@ class EvaluateRequest(BaseModel):
     allow_missing_files: bool = Field(
         False, description="Skip referenced files found nowhere, with a warning."
     )
-    targets: list[dict[str, Any]] | None = Field(
+    targets: list[str | dict[str, Any]] | None = Field(
         None,
+        max_length=MAX_ARMS,
         description=(
-            "Targets for this request only, in the targets-file format (`{name, provider, "
-            "model, base_url, api_key, ...}`); `target` or `judge_target` may name one. "
-            "Refused unless the operator enables inline targets; their URL must pass the "
-            "service's allow-list; their keys are used for the calls and never stored, "
-            "logged or echoed. Not accepted by durable runs, which must be able to resume."
+            "A name (string) runs the suite on that target: two names or more make a run of "
+            "one arm per target (each case runs once per arm; records and summaries say "
+            "their arm; default: the suite's own list, e.g. `providers:` or `targets:`). "
+            "An object is a target for this request only, in the targets-file format "
+            "(`{name, provider, model, base_url, api_key, ...}`); `target`, `judge_target` "
+            "or a name of this list may name one. Objects are refused unless the operator "
+            "enables inline targets; their URL must pass the service's allow-list; their "
+            "keys are used for the calls and never stored, logged or echoed. Objects are not "
+            "accepted by durable runs, which must be able to resume."
         ),
     )
+
+    @property
+    def target_names(self) -> list[str]:
+        """The targets named by ``targets`` (the run's arms when there are several)."""
+        return [entry for entry in self.targets or () if isinstance(entry, str)]
+
+    @property
+    def inline_targets(self) -> list[dict[str, Any]]:
+        """The targets ``targets`` defines for this request only."""
+        return [entry for entry in self.targets or () if isinstance(entry, dict)]
+
+    @model_validator(mode="after")
+    def _one_way_to_name_the_target(self) -> EvaluateRequest:
+        if self.target is not None and len(set(self.target_names)) > 1:
+            raise ValueError(
+                "targets: names several targets (arms) and target names one: send one of them"
+            )
+        return self
 
 
 class EvaluateResponse(BaseModel):

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.evaluation.arms import RunArm
 from app.evaluation.summary import RunSummary
 from app.evaluators.config import EvaluatorConfig
 from app.schemas.evaluate import EvaluateRequest
@@ -88,6 +89,13 @@ class RunObject(BaseModel):
     kind: Literal["evaluate", "regrade"] = "evaluate"
     parent_run_id: str | None = Field(None, description="The run a regrade grades again.")
     error: str | None = Field(None, description="Why a `failed` run failed.")
+    arms: list[RunArm] | None = Field(
+        None,
+        description=(
+            "A run on several targets: its arms (each case runs once per arm); null for a "
+            "run on one target."
+        ),
+    )
 
 
 class RunList(BaseModel):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.errors import FieldError, InvalidRequest
+from app.evaluation.arm_comparison import compare_arms
 from app.evaluation.comparison import (
     AnswerPair,
     CaseOutcome,
@@ -11,7 +13,7 @@ from app.evaluation.comparison import (
     paired_difference,
 )
 from app.runs.reviewed import STATUS_OF_VERDICT
-from app.schemas.compare import ComparisonCounts, RunComparison, RunSide
+from app.schemas.compare import ArmsComparison, ComparisonCounts, RunComparison, RunSide
 from app.schemas.runs import RunObject
 from app.services.runs import RunService
 
@@ -23,15 +25,23 @@ async def compare_runs(
     caller: str | None = None,
     *,
     with_answers: bool = False,
+    base_arm: str | None = None,
+    head_arm: str | None = None,
 ) -> RunComparison:
     """``head`` against ``base`` on the case ids both have a record of.
 
+    A run with arms is compared through one of its arms (``base_arm``/``head_arm``: its
+    index or its target's name).
+
     Raises:
         RunNotFound: either run does not exist or is not the caller's.
+        InvalidRequest: a run with arms and no arm named, or an arm it does not have.
     """
     base_run, head_run = await runs.get(base_id, caller), await runs.get(head_id, caller)
-    base = {r.record["eval_id"]: r.record for r in await runs.numbered_records(base_id, caller)}
-    head = {r.record["eval_id"]: r.record for r in await runs.numbered_records(head_id, caller)}
+    base_index = pick_arm(base_run, base_arm, "base_arm")
+    head_index = pick_arm(head_run, head_arm, "head_arm")
+    base = await _records_by_case(runs, base_id, caller, base_index)
+    head = await _records_by_case(runs, head_id, caller, head_index)
     shared = [eval_id for eval_id in head if eval_id in base]
     rows = compare_cases(
         {eval_id: _outcome(base[eval_id]) for eval_id in shared},
@@ -62,6 +72,60 @@ async def compare_runs(
         difference=difference,
         cases=rows,
     )
+
+
+async def compare_run_arms(
+    runs: RunService, run_id: str, caller: str | None = None
+) -> ArmsComparison:
+    """Every pair of the run's arms, with Holm-adjusted p-values and a verdict per pair.
+
+    Raises:
+        RunNotFound: the run does not exist or is not the caller's.
+    """
+    run = await runs.get(run_id, caller)
+    outcomes: dict[int, dict[str, CaseOutcome]] = {}
+    for numbered in await runs.numbered_records(run_id, caller):
+        record = numbered.record
+        arm = (record.get("arm") or {}).get("index")
+        if arm is not None:
+            outcomes.setdefault(arm, {})[record["eval_id"]] = _outcome(record)
+    arms = run.arms or []
+    return ArmsComparison(run_id=run.id, arms=arms, pairs=compare_arms(arms, outcomes))
+
+
+def pick_arm(run: RunObject, arm: str | None, field: str) -> int | None:
+    """The index of the run's arm ``arm`` names (its index or target); None for no arms.
+
+    Raises:
+        InvalidRequest: the run has arms and none is named, or it has no arm ``arm``.
+    """
+    if not run.arms:
+        if arm is None:
+            return None
+        raise InvalidRequest(
+            f"{field}: run {run.id!r} has no arms (it ran on one target), not {arm!r}",
+            errors=[FieldError(path=field, message="the run has no arms")],
+        )
+    for candidate in run.arms:
+        if arm in (str(candidate.index), candidate.target, candidate.label):
+            return candidate.index
+    named = ", ".join(f"{a.index} ({a.label})" for a in run.arms)
+    raise InvalidRequest(
+        f"{field}: run {run.id!r} has the arms {named}; "
+        + ("name one" if arm is None else f"not {arm!r}"),
+        errors=[FieldError(path=field, message=f"one of the run's arms: {named}")],
+    )
+
+
+async def _records_by_case(
+    runs: RunService, run_id: str, caller: str | None, arm: int | None
+) -> dict[str, dict[str, Any]]:
+    """The run's records by case id (of one arm's, for a run with arms)."""
+    return {
+        numbered.record["eval_id"]: numbered.record
+        for numbered in await runs.numbered_records(run_id, caller)
+        if arm is None or (numbered.record.get("arm") or {}).get("index") == arm
+    }
 
 
 def _outcome(record: dict[str, Any]) -> CaseOutcome:

@@ -94,7 +94,7 @@ async def prepare_evaluation(
         InlineTargetRefused: An inline target is not allowed.
         PayloadTooLarge: More cases than ``evaluate_max_cases``: use the durable runs API.
     """
-    inline = await open_inline_targets(request.targets, settings, registry)
+    inline = await open_inline_targets(request.inline_targets, settings, registry)
     limit = settings.evaluate_max_cases
 
     def too_many(count: int, described: str) -> PayloadTooLarge:
@@ -118,18 +118,20 @@ async def prepare_evaluation(
 
 async def collect_results(evaluation: Evaluation) -> EvaluateResponse:
     """Run every case; the records in suite order and the summary."""
-    records: dict[str, ResultRecord] = {}
+    records: dict[tuple[str, int | None], ResultRecord] = {}
     summary = SummaryBuilder()
 
     async def keep(record: ResultRecord) -> None:
-        records[record.eval_id] = record
+        records[record.eval_id, record.arm.index if record.arm else None] = record
         summary.add(record)
 
     try:
         await evaluation.run.run(keep)
     finally:
         await evaluation.release()
-    ordered = [records[c.case.id] for c in evaluation.run.cases if c.case.id in records]
+    arms: list[int | None] = [arm.index for arm in evaluation.run.plan.arms] or [None]
+    keys = [(c.case.id, arm) for c in evaluation.run.cases for arm in arms]
+    ordered = [records[key] for key in keys if key in records]
     return EvaluateResponse(summary=summary.summary(), results=ordered)
 
 

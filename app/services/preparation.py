@@ -15,11 +15,12 @@ from app.evaluation.context import CaseContext, TargetLookup
 from app.evaluation.plan import build_run_plan, format_options
 from app.evaluation.prepared import PreparedRun
 from app.evaluators.programs import ProgramRunner
+from app.formatting import FormatOptions
 from app.schemas.evaluate import EvaluateRequest
 from app.settings import Settings
 from app.suites.files.resolve import FileSource
 from app.suites.loader import format_cases, read_suite, suite_error
-from app.suites.model import EvalSuite
+from app.suites.model import EvalSuite, FormattedCase
 from app.suites.workspaces.git_sources import GitSources
 
 TooManyCases = Callable[[int, str], ServiceError]
@@ -64,9 +65,6 @@ async def prepare_run(
     )
     if report.suite is None or report.errors:
         raise suite_error(report.errors)
-    count, described = evaluations(report.suite)
-    if count > max_cases:  # trials multiply: every evaluation counts toward the cap
-        raise too_many(count, described)
     plan = build_run_plan(
         report.suite,
         targets,
@@ -79,9 +77,19 @@ async def prepare_run(
         judge_attempts=settings.judge_retries + 1,
         case_timeout_seconds=settings.case_timeout_seconds,
         budget_usd=request.budget_usd,
+        targets_list=request.target_names,
     )
-    cases = await anyio.to_thread.run_sync(format_cases, report, format_options(plan))
-    return PreparedRun(
+    count, described = evaluations(report.suite)
+    if arms := len(plan.arm_plans):
+        count, described = count * arms, f"{described} x {arms} arms = {count * arms} evaluations"
+    if count > max_cases:  # trials and arms multiply: every evaluation counts toward the cap
+        raise too_many(count, described)
+    formatted: dict[FormatOptions, tuple[FormattedCase, ...]] = {}
+    for arm_plan in plan.arm_plans or (plan,):  # arms on like targets share their prompts
+        options = format_options(arm_plan)
+        if options not in formatted:
+            formatted[options] = await anyio.to_thread.run_sync(format_cases, report, options)
+    run = PreparedRun(
         plan=plan,
         context=CaseContext(
             providers=targets,
@@ -89,6 +97,10 @@ async def prepare_run(
             files=report.files,
         ),
         files=report.files,
-        cases=cases,
-        warnings=tuple(report.warnings),
+        cases=formatted[format_options(plan)],
+        warnings=tuple(dict.fromkeys(report.warnings)),
     )
+    arm_cases = {
+        index: formatted[format_options(arm_plan)] for index, arm_plan in enumerate(plan.arm_plans)
+    }
+    return run.with_arm_plans(arm_cases)

@@ -6,7 +6,7 @@ import builtins
 import hashlib
 import json
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 
 import orjson
 
@@ -44,6 +44,22 @@ def body_hash(request: RunRequest) -> str:
     """A hash of the request's content, to tell a replayed ``Idempotency-Key`` from a reuse."""
     canonical = json.dumps(request.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def stored_cases(run: PreparedRun) -> Iterator[NewCase]:
+    """The rows of a prepared run's cases: one per case, or one per (case, arm) in case order.
+
+    Case by case, arm by arm: the arms of a run advance together, each within its target's
+    limits, so a run takes the time of its slowest arm.
+    """
+    if not run.arm_runs:
+        for case in run.cases:
+            yield NewCase(eval_id=case.case.id, definition=case_definition(case))
+        return
+    for position, case in enumerate(run.cases):
+        for index, arm_run in enumerate(run.arm_runs):
+            formatted = arm_run.cases[position]
+            yield NewCase(eval_id=case.case.id, definition=case_definition(formatted), arm=index)
 
 
 class RunService:
@@ -106,17 +122,17 @@ class RunService:
             spec=spec.model_dump(mode="json", by_alias=True),
             owner=caller,
             name=run.plan.dataset,
+            arms=run.plan.arms,
         )
-        cases = (
-            NewCase(eval_id=case.case.id, definition=case_definition(case)) for case in run.cases
+        stored, created = await self._store.create_run(
+            new_run, stored_cases(run), idempotency=idempotency
         )
-        stored, created = await self._store.create_run(new_run, cases, idempotency=idempotency)
         if created:
             self._supervisor.submit(stored.id)
         return await self._view(stored), created
 
     async def _prepare(self, request: RunRequest) -> PreparedRun:
-        if request.targets:
+        if request.inline_targets:
             raise InvalidRequest(
                 "inline targets are not accepted by durable runs: their keys are never "
                 "stored, so the run could not resume after a restart; configure the target "
@@ -161,6 +177,7 @@ class RunService:
             kind=run.kind,
             parent_run_id=run.parent_run_id,
             error=run.error,
+            arms=list(run.arms) or None,
         )
 
     async def _owned(self, run_id: str, caller: str | None) -> RunInfo:
@@ -290,10 +307,14 @@ class RunService:
             raise RunStateConflict(f"run {run_id!r} is {source.status}; regrade needs it finished")
         spec = RunSpec.model_validate(await self._store.load_spec(run_id))
         judge = self._providers.get(request.judge_target or spec.plan.judge_target)
+        arms = spec.plan.arms
+        if arms and request.judge_target:  # the judge asked for grades every arm
+            arms = tuple(arm.model_copy(update={"judge_target": judge.name}) for arm in arms)
         plan = spec.plan.model_copy(
             update={
                 "judge_target": judge.name,
                 "use_cache": spec.plan.use_cache if request.cache is None else request.cache,
+                "arms": arms,
             }
         )
         refuse_programs(request.evaluators or ())
@@ -308,6 +329,7 @@ class RunService:
             parent_run_id=source.id,
             owner=source.owner,
             name=source.name,
+            arms=source.arms,
         )
         run = await self._store.create_regrade_run(new_run, source.id)
         if request.keep_reviews:

@@ -230,6 +230,9 @@ class EvalSuite(BaseModel):
     description: str | None = None
     dataset: str = "default"
     target: str | None = None
+    targets: tuple[str, ...] = Field(
+        (), description="The suite's own list of targets: a run of one arm per target."
+    )
     guideline_patterns: tuple[str, ...] = DEFAULT_GUIDELINE_PATTERNS
     thresholds: Thresholds = Thresholds()
     trials: Trials = Trials()

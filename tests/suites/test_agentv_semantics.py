@@ -92,19 +92,24 @@ async def test_evaluate_options_set_trials_budget_and_concurrency() -> None:
     assert report.suite.max_concurrency == 4
 
 
-async def test_unknown_evaluate_options_and_a_targets_matrix_are_refused_by_name() -> None:
+async def test_unknown_evaluate_options_are_refused_and_a_targets_list_makes_arms() -> None:
     report = await check({**LAYOUT, "evaluate_options": {"delay": 5}, "targets": ["a", "b"]})
     errors = errors_by_path(report)
     assert "evaluate_options.delay" in errors
-    assert "targets" in errors
-    assert "matrix" in errors["targets"]
+    assert "once" in errors["targets"]  # both `providers` and `targets`
+    without_providers = {key: value for key, value in LAYOUT.items() if key != "providers"}
+    report = await check({**without_providers, "targets": ["a", "b"]})
+    assert report.suite is not None, report.errors
+    assert report.suite.targets == ("a", "b")
     execution = {**LAYOUT["tests"][2], "execution": {"skip_defaults": True, "target": "x"}}
     report = await check({**LAYOUT, "tests": [execution]})
     assert "tests[0].execution.target" in errors_by_path(report)
-    report = await check(
-        {"targets": ["a", "b"], "tests": [{"id": "q", "criteria": "x", "input": "Hi"}]}
-    )
-    assert "targets" in errors_by_path(report)
+    case = {"id": "q", "criteria": "x", "input": "Hi"}
+    report = await check({"targets": ["a", {"name": "b"}], "tests": [case]})
+    assert report.suite is not None, report.errors
+    assert report.suite.targets == ("a", "b")
+    report = await check({"targets": [{"name": "b", "provider": "openai"}], "tests": [case]})
+    assert "targets[0]" in errors_by_path(report)
 
 
 async def test_a_suite_sets_its_system_prompt_and_an_empty_one_turns_it_off() -> None:

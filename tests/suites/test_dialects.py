@@ -479,7 +479,16 @@ async def test_chat_prompt_file_is_rendered_per_test() -> None:
 @pytest.mark.parametrize(
     ("suite", "path", "text"),
     [
-        ({"providers": ["a", "b"]}, "providers", "several providers"),
+        (
+            {
+                "providers": [
+                    "a",
+                    {"id": "b", "config": {"tools": [{"type": "web_search_preview"}]}},
+                ]
+            },
+            "providers",
+            "tools in the config of one provider of several",
+        ),
         ({"providers": [{"config": {"tools": []}}]}, "providers[0]", "inline provider"),
         ({"scenarios": []}, "scenarios", "scenarios"),
         ({"evaluateOptions": {"repeat": 2}}, "evaluateOptions", "evaluation options"),
@@ -493,6 +502,18 @@ async def test_prompts_vars_constructs_not_run_here_are_refused(
         {"prompts": ["{{ q }}"], "tests": [{"vars": {"q": "x"}, "assert": ["y"]}], **suite}
     )
     assert text in errors_by_path(report)[path]
+
+
+async def test_several_providers_are_the_arms_of_one_run() -> None:
+    report = await check(
+        {
+            "prompts": ["{{ q }}"],
+            "providers": ["a", {"id": "openai:chat:x", "label": "b"}, {"id": "c"}],
+            "tests": [{"vars": {"q": "x"}, "assert": ["y"]}],
+        }
+    )
+    assert report.suite is not None, report.errors
+    assert (report.suite.target, report.suite.targets) == (None, ("a", "b", "c"))
 
 
 async def test_a_test_without_graders_runs_ungraded_and_its_options_are_refused() -> None:

@@ -40,6 +40,7 @@ from app.suites.reading import (
     refuse,
     thresholds,
 )
+from app.suites.target_lists import read_target_list
 from app.suites.tool_use import TOOL_USE_KEYS, read_tool_use
 from app.suites.workspaces.workspace import read_workspace
 
@@ -47,7 +48,8 @@ SCHEMA_NAME = "agentv-eval-v2"
 CASE_LIST_KEYS = ("evalcases", "eval_cases", "tests")
 METADATA_KEYS = frozenset({"name", "tags", "version", "metadata", "governance"})
 SUITE_KEYS = frozenset(
-    {"$schema", "description", "dataset", "target", "evaluator", "execution", "thresholds"}
+    {"$schema", "description", "dataset", "target", "targets", "evaluator", "execution"}
+    | {"thresholds"}
     | {"repeat", "trials"}
     | {"guideline_patterns", "assertions", "assert", "input", "input_files", "vars", "imports"}
     | {"workspace", "budget_usd", "system_prompt"}
@@ -63,8 +65,6 @@ SUITE_REFUSED = {
     "providers": "it belongs to the prompts/providers/vars layout: name the target with 'target'",
     "defaultTest": "it belongs to the prompts/providers/vars layout, not read with evalcases",
     "default_test": "it belongs to the prompts/providers/vars layout, not read with evalcases",
-    "targets": "a list of targets (one run per target, a matrix) is not supported yet: name "
-    "one target",
 }
 
 
@@ -92,6 +92,9 @@ def read_agentv(document: Mapping[str, Any], sources: Sources, findings: Finding
     cases, origins = _cases(document, sources, defaults, findings)
     if findings.errors:
         return SuiteCheck(suite=None, dialect=dialect)
+    if len(fields["targets"]) == 1:  # one target listed: the suite's target
+        fields["target"] = fields["target"] or fields["targets"][0]
+        fields["targets"] = ()
     suite = EvalSuite(cases=tuple(cases), **fields)
     return SuiteCheck(suite=suite, dialect=dialect, origins=origins)
 
@@ -107,6 +110,7 @@ def _suite_fields(
         ),
         "metadata": metadata_of(document, METADATA_KEYS),
         "target": _target(document, findings),
+        "targets": read_target_list(document, findings),
         "workspace": read_workspace(document, sources.texts, findings),
         "system_prompt": text_field(document, ("system_prompt",), (), findings),
     }

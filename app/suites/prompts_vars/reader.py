@@ -3,8 +3,8 @@
 ``prompts`` are templates rendered with each test's ``vars`` (``defaultTest`` or
 ``default_test`` vars first, the test's over them); ``"{{ input }}"`` with ``vars.input`` a
 list of messages stands for those messages. Each test runs once per prompt (case ids
-``<test>/<prompt>`` when there are several). ``providers`` names the target (one; several
-would be a matrix of runs, refused). ``tests[].assert`` and the ``defaultTest`` graders
+``<test>/<prompt>`` when there are several). ``providers`` names the target (several: a run of one
+arm per provider). ``tests[].assert`` and the ``defaultTest`` graders
 grade the case; ``threshold`` is its pass mark; ``metadata`` is kept. AgentV's own keys
 work too: ``vars.expected_output`` (or ``expected_output``) is the expected answer, and a
 suite without ``prompts`` takes each test's ``input`` (or ``vars.input``) directly.
@@ -48,6 +48,7 @@ from app.suites.reading import (
     pass_threshold,
     refuse,
 )
+from app.suites.target_lists import read_target_list
 from app.suites.tool_use import TOOL_USE_KEYS, ToolUse, read_tool_use
 from app.suites.workspaces.workspace import read_workspace
 
@@ -55,6 +56,7 @@ DEFAULT_TEST_KEYS = ("defaultTest", "default_test")
 METADATA_KEYS = frozenset({"name", "tags", "version", "metadata"})
 SUITE_KEYS = frozenset(
     {"description", "prompts", "providers", "tests", "$schema", "target", "vars", "workspace"}
+    | {"targets"}
     | {"system_prompt", "assert", "evaluate_options"}
     | {*DEFAULT_TEST_KEYS, *METADATA_KEYS}
 )
@@ -72,8 +74,6 @@ SUITE_REFUSED = {
     "input_files": "AgentV's suite input_files are not read in this layout",
     "execution": "AgentV's execution settings are not read in this layout: use providers",
     "evalcases": "AgentV's evalcases are not read in this layout: use tests",
-    "targets": "a list of targets (one run per target, a matrix) is not supported yet: "
-    "name one provider",
 }
 TEST_KEYS = frozenset(
     {"id", "description", "vars", "assert", "threshold", "metadata", "criteria"}
@@ -125,7 +125,7 @@ def read_prompts_vars(
     prompts = read_prompts(document.get("prompts"), sources, findings)
     defaults = _default_test(document, sources, findings)
     defaults.texts = sources.texts
-    target, defaults.tool_use = _target(document, findings, sources.texts)
+    targets, defaults.tool_use = _target(document, findings, sources.texts)
     defaults.suite_graders = document.get("assert")
     cases: list[EvalCase] = []
     origins: dict[str, CaseOrigin] = {}
@@ -145,7 +145,8 @@ def read_prompts_vars(
     suite = EvalSuite(
         description=text_field(document, ("description",), (), findings),
         dataset=dataset_name(None, name, sources.source_name),
-        target=target,
+        target=targets[0] if len(targets) == 1 else None,
+        targets=targets if len(targets) > 1 else (),
         cases=tuple(cases),
         metadata=metadata_of(document, METADATA_KEYS),
         workspace=read_workspace(document, sources.texts, findings),
@@ -158,39 +159,55 @@ def read_prompts_vars(
 
 def _target(
     document: Mapping[str, Any], findings: Findings, texts: Mapping[str, str]
-) -> tuple[str | None, ToolUse | None]:
-    """The one provider named (a label of the targets file) and its tools; several refused."""
+) -> tuple[tuple[str, ...], ToolUse | None]:
+    """The providers named (labels of the targets file) and the tools of a single one.
+
+    Several providers make a run of one arm per provider (the target x prompt matrix).
+    """
+    if "targets" in document:  # AgentV's list in this layout
+        if "providers" in document:
+            findings.error(("targets",), "name the targets once: 'providers' or 'targets'")
+        return read_target_list(document, findings), None
     providers = document.get("providers", document.get("target"))
     if providers is None:
-        return None, None
+        return (), None
     listed = providers if isinstance(providers, list) else [providers]
-    if not listed:
-        return None, None
-    if len(listed) > 1:
+    names: list[str] = []
+    tools: list[ToolUse | None] = []
+    for index, provider in enumerate(listed):
+        where: DocumentPath = (
+            ("providers", index) if isinstance(providers, list) else ("providers",)
+        )
+        if isinstance(provider, dict):
+            name, tool_use = _provider_entry(provider, where, findings, texts)
+        elif isinstance(provider, str) and provider.strip():
+            name, tool_use = provider.strip(), None
+        else:
+            findings.error(where, f"must name a target, not {describe(provider)}")
+            continue
+        if name is not None:
+            names.append(name)
+            tools.append(tool_use)
+    if len(names) > 1 and any(tools):
         refuse(
             findings,
             ("providers",),
-            "several providers",
-            "a run has one target; run the suite once per target",
+            "tools in the config of one provider of several",
+            "the arms of a run share the suite's tools: declare them on the tests",
         )
-        return None, None
-    provider = listed[0]
-    if isinstance(provider, dict):
-        return _provider_entry(provider, findings, texts)
-    if not isinstance(provider, str) or not provider.strip():
-        findings.error(("providers",), f"must name a target, not {describe(provider)}")
-        return None, None
-    return provider.strip(), None
+    return tuple(names), tools[0] if len(tools) == 1 else None
 
 
 def _provider_entry(
-    provider: Mapping[str, Any], findings: Findings, texts: Mapping[str, str]
+    provider: Mapping[str, Any],
+    where: DocumentPath,
+    findings: Findings,
+    texts: Mapping[str, str],
 ) -> tuple[str | None, ToolUse | None]:
     """``{id, label?, config?}``: the target its label (else id) names, and the config's tools.
 
     The rest of ``config`` (temperature, models...) is the target's business: warned about.
     """
-    where: DocumentPath = ("providers", 0)
     name = provider.get("label") or provider.get("id")
     if not isinstance(name, str) or not name.strip():
         findings.error(where, "an inline provider needs an 'id' or 'label' naming a target")
