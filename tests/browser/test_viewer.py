@@ -383,3 +383,48 @@ def test_a_person_overrules_a_case_steps_on_and_finds_it_in_the_review_queue(
     assert seqs == ["1"]
     assert "1 case(s) reviewed" in note
     assert run["summary"]["reviewed"] == 1
+
+
+def test_the_matrix_page_sets_arms_side_by_side_and_picks_out_disagreements(
+    serve_offline: ServeOffline, browser_page: BrowserPage
+) -> None:
+    url = serve_offline(service_env())
+    page = browser_page.page
+    page.goto(f"{url}/ui")
+    body = {"suite": suite(), "targets": ["base", "regressed", "slow"], "judge_target": "base"}
+    run_id = call(page, "POST", "/runs", {**body, "files": FILES})["id"]
+    run = finish(page, run_id)
+
+    page.goto(f"{url}/ui/runs/{run_id}")
+    page.click("#matrix-link")
+    page.locator("#matrix tbody tr").first.wait_for(timeout=TIMEOUT_MS)
+    shoot(page, "matrix")
+    headers = page.locator("#matrix th.arm").all()
+    rates = [h.locator(".pass-rate").inner_text() for h in headers]
+    arms = run["summary"]["arms"]
+    expected = [f"{a['summary']['counts']['passed'] / CASES:.0%}" for a in arms]
+    assert [h.get_attribute("data-target") for h in headers] == ["base", "regressed", "slow"]
+    assert [rate.replace(" ", "") for rate in rates] == [rate.replace(" ", "") for rate in expected]
+    assert page.locator("#matrix tbody tr").count() == CASES
+    # c3 passes on base (4 of 4 words) and fails on regressed (none): the arms disagree.
+    row = page.locator('#matrix tbody tr[data-id="c3"]')
+    assert [c.get_attribute("data-status") for c in row.locator("td").all()][:2] == [
+        "passed",
+        "failed",
+    ]
+
+    page.click("#show-disagreeing")
+    page.locator("#show-all").wait_for(timeout=TIMEOUT_MS)
+    shown = {r.get_attribute("data-id") for r in page.locator("#matrix tbody tr").all()}
+    # Only base (= slow) passes the odd cases but c7, which regressed passes too; no arm
+    # passes the even ones: the arms agree on those seven.
+    assert shown == {"c1", "c3", "c5", "c9", "c11"}
+    assert all(
+        r.get_attribute("class") == "disagrees" for r in page.locator("#matrix tbody tr").all()
+    )
+    page.locator('#matrix tbody tr[data-id="c3"] td').nth(1).locator("summary").click()
+    assert "Answer:" in page.locator('#matrix tbody tr[data-id="c3"] td').nth(1).inner_text()
+    page.locator('#matrix tbody tr[data-id="c3"] td').nth(1).locator("a.open-case").click()
+    page.locator("text=c3").first.wait_for(timeout=TIMEOUT_MS)
+    assert "/cases/" in page.url
+    assert browser_page.failures == {}

@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from app.api.auth import CallerDep
 from app.api.runs import RunsDep
 from app.api.ui import views
+from app.api.ui.matrix import matrix_view
 from app.api.ui.paths import ASSETS_PATH, FRAGMENTS_PATH, UI_PATH
 from app.api.ui.render import render
 from app.services.compare import compare_runs
@@ -57,6 +58,13 @@ async def case_page(request: Request, run_id: str, seq: int) -> HTMLResponse:
     """One case of a run."""
     fragment = f"{FRAGMENTS_PATH}/runs/{quote(run_id, safe='')}/cases/{seq}"
     return _shell(request, f"Case {seq} of {run_id}", fragment)
+
+
+@router.get(UI_PATH + "/runs/{run_id}/matrix")
+async def matrix_page(request: Request, run_id: str) -> HTMLResponse:
+    """A run with arms: cases by arms."""
+    fragment = f"{FRAGMENTS_PATH}/runs/{quote(run_id, safe='')}/matrix"
+    return _shell(request, f"Matrix of {run_id}", fragment)
 
 
 @router.get(UI_PATH + "/compare")
@@ -109,6 +117,22 @@ async def run_fragment(
         review_filters=views.REVIEW_FILTERS,
         **view,
     )
+
+
+@router.get(FRAGMENTS_PATH + "/runs/{run_id}/matrix")
+async def matrix_fragment(
+    request: Request,
+    run_id: str,
+    runs: RunsDep,
+    caller: CallerDep,
+    disagree: Filter = "",
+    page: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
+) -> HTMLResponse:
+    """One page of a run's matrix: its arms' headers and its cases' cells."""
+    run = await runs.get(run_id, caller.id)
+    rows = await runs.numbered_records(run_id, caller.id)
+    view = matrix_view(run.arms or [], rows, disagree=bool(disagree), page=page)
+    return render("matrix.html", run=run, root=request.scope.get("root_path", ""), **view)
 
 
 @router.get(FRAGMENTS_PATH + "/runs/{run_id}/export.csv")
