@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from app.errors import FieldError, InvalidRequest
@@ -15,6 +16,7 @@ from app.evaluation.comparison import (
 from app.runs.reviewed import STATUS_OF_VERDICT
 from app.schemas.compare import ArmsComparison, ComparisonCounts, RunComparison, RunSide
 from app.schemas.runs import RunObject
+from app.schemas.viewer import NumberedRecord
 from app.services.runs import RunService
 
 
@@ -83,14 +85,20 @@ async def compare_run_arms(
         RunNotFound: the run does not exist or is not the caller's.
     """
     run = await runs.get(run_id, caller)
+    arms = run.arms or []
+    outcomes = arm_outcomes(await runs.numbered_records(run_id, caller))
+    return ArmsComparison(run_id=run.id, arms=arms, pairs=compare_arms(arms, outcomes))
+
+
+def arm_outcomes(rows: Sequence[NumberedRecord]) -> dict[int, dict[str, CaseOutcome]]:
+    """Each case's outcome (as reviewed) on each arm: by arm index, then case id."""
     outcomes: dict[int, dict[str, CaseOutcome]] = {}
-    for numbered in await runs.numbered_records(run_id, caller):
+    for numbered in rows:
         record = numbered.record
         arm = (record.get("arm") or {}).get("index")
         if arm is not None:
             outcomes.setdefault(arm, {})[record["eval_id"]] = _outcome(record)
-    arms = run.arms or []
-    return ArmsComparison(run_id=run.id, arms=arms, pairs=compare_arms(arms, outcomes))
+    return outcomes
 
 
 def pick_arm(run: RunObject, arm: str | None, field: str) -> int | None:

@@ -406,6 +406,9 @@ def test_the_matrix_page_sets_arms_side_by_side_and_picks_out_disagreements(
     assert [h.get_attribute("data-target") for h in headers] == ["base", "regressed", "slow"]
     assert [rate.replace(" ", "") for rate in rates] == [rate.replace(" ", "") for rate in expected]
     assert page.locator("#matrix tbody tr").count() == CASES
+    verdicts = [r.get_attribute("data-verdict") for r in page.locator("#arm-pairs tbody tr").all()]
+    assert len(verdicts) == 3  # base-regressed, base-slow, regressed-slow
+    assert verdicts[1] == "no_difference"  # slow answers as base does
     # c3 passes on base (4 of 4 words) and fails on regressed (none): the arms disagree.
     row = page.locator('#matrix tbody tr[data-id="c3"]')
     assert [c.get_attribute("data-status") for c in row.locator("td").all()][:2] == [

@@ -20,7 +20,8 @@ from app.api.ui import views
 from app.api.ui.matrix import matrix_view
 from app.api.ui.paths import ASSETS_PATH, FRAGMENTS_PATH, UI_PATH
 from app.api.ui.render import render
-from app.services.compare import compare_runs
+from app.evaluation.arm_comparison import compare_arms
+from app.services.compare import arm_outcomes, compare_runs
 
 router = APIRouter(include_in_schema=False)
 RUNS_PER_PAGE = 200
@@ -131,8 +132,12 @@ async def matrix_fragment(
     """One page of a run's matrix: its arms' headers and its cases' cells."""
     run = await runs.get(run_id, caller.id)
     rows = await runs.numbered_records(run_id, caller.id)
-    view = matrix_view(run.arms or [], rows, disagree=bool(disagree), page=page)
-    return render("matrix.html", run=run, root=request.scope.get("root_path", ""), **view)
+    arms = run.arms or []
+    view = matrix_view(arms, rows, disagree=bool(disagree), page=page)
+    pairs = compare_arms(arms, arm_outcomes(rows))
+    return render(
+        "matrix.html", run=run, pairs=pairs, root=request.scope.get("root_path", ""), **view
+    )
 
 
 @router.get(FRAGMENTS_PATH + "/runs/{run_id}/export.csv")
