@@ -243,3 +243,15 @@ async def test_a_regrade_keeps_each_answers_arm_and_grades_every_arm(
     assert fake_llm.requests == []  # no candidate called again
     assert [arm["target"] for arm in run["arms"]] == ["a", "b"]
     assert arm_rates(run["summary"]) == {"a": 0, "b": 2}
+
+
+async def test_arms_count_toward_the_case_limit_and_the_refusal_names_them(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory
+) -> None:
+    settings = arms_settings(tmp_path, fake_llm).model_copy(update={"max_cases_per_run": 5})
+    async with make_client(settings) as client:
+        refused = await client.post("/runs", json={"suite": suite(2), "targets": ["a", "b", "c"]})
+        accepted = await client.post("/runs", json={"suite": suite(2), "targets": ["a", "b"]})
+    assert refused.status_code == 413
+    assert "2 cases x 3 arms = 6 evaluations" in refused.json()["detail"]
+    assert accepted.status_code == 202
