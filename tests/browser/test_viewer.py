@@ -396,6 +396,9 @@ def test_the_matrix_page_sets_arms_side_by_side_and_picks_out_disagreements(
     run = finish(page, run_id)
 
     page.goto(f"{url}/ui/runs/{run_id}")
+    page.locator("#cases tbody tr").first.wait_for(timeout=TIMEOUT_MS)
+    assert page.locator("#cases tbody tr").count() == CASES * 3
+    assert page.locator("#cases tbody tr").first.locator(".tag.arm").inner_text() == "base"
     page.click("#matrix-link")
     page.locator("#matrix tbody tr").first.wait_for(timeout=TIMEOUT_MS)
     shoot(page, "matrix")

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from app.api.ui import charts
+from app.evaluation.arms import RunArm
 from app.schemas.runs import RunObject
 from app.schemas.viewer import NumberedRecord
 
@@ -170,6 +171,8 @@ class CaseRow:
     """A person's verdict on the case, if one reviewed it."""
     doubtful: bool = False
     """Worth a person's look: a judge error, a borderline verdict, or graders that disagree."""
+    arm: str | None = None
+    """The target (and prompt) of the case's arm, in a run with arms."""
 
     def matches(self, query: CaseQuery) -> bool:
         """Whether the row passes every filter of ``query``."""
@@ -218,6 +221,7 @@ def case_row(row: NumberedRecord) -> CaseRow:
         answer=(record.get("candidate_answer") or "")[:500],
         reviewed=(record.get("review") or {}).get("verdict"),
         doubtful=doubtful(record),
+        arm=RunArm.model_validate(record["arm"]).label if record.get("arm") else None,
     )
 
 
