@@ -21,6 +21,7 @@ from app.settings import Settings
 from app.suites.files.resolve import FileSource
 from app.suites.loader import format_cases, read_suite, suite_error
 from app.suites.model import EvalSuite, FormattedCase
+from app.suites.tool_use import ToolUse
 from app.suites.workspaces.git_sources import GitSources
 
 TooManyCases = Callable[[int, str], ServiceError]
@@ -101,6 +102,31 @@ async def prepare_run(
         warnings=tuple(dict.fromkeys(report.warnings)),
     )
     arm_cases = {
-        index: formatted[format_options(arm_plan)] for index, arm_plan in enumerate(plan.arm_plans)
+        index: with_tools(
+            formatted[format_options(arm_plan)], report.suite.target_tools.get(arm_plan.target)
+        )
+        for index, arm_plan in enumerate(plan.arm_plans)
     }
     return run.with_arm_plans(arm_cases)
+
+
+def with_tools(
+    cases: tuple[FormattedCase, ...], tools: ToolUse | None
+) -> tuple[FormattedCase, ...]:
+    """An arm's cases, its target's tools (a provider's config) under each case's own."""
+    if tools is None:
+        return cases
+    return tuple(
+        formatted.model_copy(
+            update={
+                "case": formatted.case.model_copy(
+                    update={
+                        "tool_use": formatted.case.tool_use.merged_over(tools)
+                        if formatted.case.tool_use
+                        else tools
+                    }
+                )
+            }
+        )
+        for formatted in cases
+    )

@@ -233,6 +233,10 @@ class EvalSuite(BaseModel):
     targets: tuple[str, ...] = Field(
         (), description="The suite's own list of targets: a run of one arm per target."
     )
+    target_tools: dict[str, ToolUse] = Field(
+        default_factory=dict,
+        description="Tools given with one target of ``targets`` (a provider's config): its arm's.",
+    )
     guideline_patterns: tuple[str, ...] = DEFAULT_GUIDELINE_PATTERNS
     thresholds: Thresholds = Thresholds()
     trials: Trials = Trials()

@@ -255,3 +255,20 @@ async def test_arms_count_toward_the_case_limit_and_the_refusal_names_them(
     assert refused.status_code == 413
     assert "2 cases x 3 arms = 6 evaluations" in refused.json()["detail"]
     assert accepted.status_code == 202
+
+
+async def test_each_provider_of_several_sends_the_tools_of_its_own_config(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory
+) -> None:
+    tool = {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}
+    document = {
+        "prompts": ["What is 2 + 2?"],
+        "providers": ["a", {"id": "b", "config": {"tools": [tool]}}],
+        "tests": [{"assert": [{"type": "contains", "value": "4"}]}],
+    }
+    async with make_client(arms_settings(tmp_path, fake_llm)) as client:
+        response = await client.post("/evaluate", json={"suite": yaml.safe_dump(document)})
+    assert response.status_code == 200, response.text
+    sent = {r.json["model"]: r.json.get("tools") for r in fake_llm.requests}
+    assert sent["ma"] is None
+    assert [t["function"]["name"] for t in sent["mb"]] == ["lookup"]

@@ -479,16 +479,6 @@ async def test_chat_prompt_file_is_rendered_per_test() -> None:
 @pytest.mark.parametrize(
     ("suite", "path", "text"),
     [
-        (
-            {
-                "providers": [
-                    "a",
-                    {"id": "b", "config": {"tools": [{"type": "web_search_preview"}]}},
-                ]
-            },
-            "providers",
-            "tools in the config of one provider of several",
-        ),
         ({"providers": [{"config": {"tools": []}}]}, "providers[0]", "inline provider"),
         ({"scenarios": []}, "scenarios", "scenarios"),
         ({"evaluateOptions": {"repeat": 2}}, "evaluateOptions", "evaluation options"),
@@ -514,6 +504,18 @@ async def test_several_providers_are_the_arms_of_one_run() -> None:
     )
     assert report.suite is not None, report.errors
     assert (report.suite.target, report.suite.targets) == (None, ("a", "b", "c"))
+    assert report.suite.target_tools == {}
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    report = await check(
+        {
+            "prompts": ["{{ q }}"],
+            "providers": ["a", {"id": "b", "config": {"tools": [tool]}}],
+            "tests": [{"vars": {"q": "x"}, "assert": ["y"]}],
+        }
+    )
+    assert report.suite is not None, report.errors
+    assert [spec.name for spec in report.suite.target_tools["b"].tools] == ["f"]
+    assert report.suite.cases[0].tool_use is None  # the arm on b gets them, not a
 
 
 async def test_a_test_without_graders_runs_ungraded_and_its_options_are_refused() -> None:

@@ -2,9 +2,9 @@
 
 Read in place from ``../shared/reference/promptfoo-examples`` (skipped when it is not beside
 the checkout), each provider id a target on the fake LLM. The configs listed load and run
-with one arm per provider, every test once per arm; the other multi-provider configs stop on
-something that is not the matrix (a grader type, ``defaultTest.options``... issue 36), or
-on tools in one provider's config (refused by name: the arms share the suite's tools).
+with one arm per provider (with the tools of its config), every test once per arm; the other
+multi-provider configs stop on something that is not the matrix (a grader type,
+``defaultTest.options``...: issue 36).
 """
 
 from __future__ import annotations
@@ -41,8 +41,7 @@ MATRICES = [
     "python-provider/promptfooconfig.yaml",
     "rag-full/promptfooconfig.with-asserts.yaml",
     "summarization/promptfooconfig.yaml",
-]
-TOOLS_PER_PROVIDER = [
+    # each provider with tools of its own config
     "anthropic/structured-outputs/promptfooconfig.yaml",
     "openai-responses/promptfooconfig.yaml",
 ]
@@ -86,14 +85,3 @@ async def test_a_promptfoo_matrix_config_runs_every_test_on_every_provider(
     assert [arm["summary"]["total"] for arm in arms] == [len(cases)] * len(arms)
     models = {request.json["model"] for request in fake_llm.requests}
     assert {f"m{index}" for index in range(len(names))} <= models
-
-
-@pytest.mark.parametrize("config", TOOLS_PER_PROVIDER)
-async def test_tools_in_one_providers_config_of_several_are_refused_by_name(
-    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory, config: str
-) -> None:
-    names = provider_names(EXAMPLES / config)
-    async with make_client(settings_for(tmp_path, fake_llm, names)) as client:
-        response = await client.post("/validate", json={"suite": config})
-    errors = {error["path"]: error["message"] for error in response.json()["errors"]}
-    assert "tools in the config of one provider of several" in errors["providers"]

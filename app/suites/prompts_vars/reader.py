@@ -125,7 +125,7 @@ def read_prompts_vars(
     prompts = read_prompts(document.get("prompts"), sources, findings)
     defaults = _default_test(document, sources, findings)
     defaults.texts = sources.texts
-    targets, defaults.tool_use = _target(document, findings, sources.texts)
+    targets, defaults.tool_use, target_tools = _target(document, findings, sources.texts)
     defaults.suite_graders = document.get("assert")
     cases: list[EvalCase] = []
     origins: dict[str, CaseOrigin] = {}
@@ -147,6 +147,7 @@ def read_prompts_vars(
         dataset=dataset_name(None, name, sources.source_name),
         target=targets[0] if len(targets) == 1 else None,
         targets=targets if len(targets) > 1 else (),
+        target_tools=target_tools,
         cases=tuple(cases),
         metadata=metadata_of(document, METADATA_KEYS),
         workspace=read_workspace(document, sources.texts, findings),
@@ -159,18 +160,20 @@ def read_prompts_vars(
 
 def _target(
     document: Mapping[str, Any], findings: Findings, texts: Mapping[str, str]
-) -> tuple[tuple[str, ...], ToolUse | None]:
-    """The providers named (labels of the targets file) and the tools of a single one.
+) -> tuple[tuple[str, ...], ToolUse | None, dict[str, ToolUse]]:
+    """The providers named (targets), the tools of one alone, and those of each of several.
+
+    Each of several providers has its own arm, with the tools of its config.
 
     Several providers make a run of one arm per provider (the target x prompt matrix).
     """
     if "targets" in document:  # AgentV's list in this layout
         if "providers" in document:
             findings.error(("targets",), "name the targets once: 'providers' or 'targets'")
-        return read_target_list(document, findings), None
+        return read_target_list(document, findings), None, {}
     providers = document.get("providers", document.get("target"))
     if providers is None:
-        return (), None
+        return (), None, {}
     listed = providers if isinstance(providers, list) else [providers]
     names: list[str] = []
     tools: list[ToolUse | None] = []
@@ -188,14 +191,15 @@ def _target(
         if name is not None:
             names.append(name)
             tools.append(tool_use)
-    if len(names) > 1 and any(tools):
-        refuse(
-            findings,
-            ("providers",),
-            "tools in the config of one provider of several",
-            "the arms of a run share the suite's tools: declare them on the tests",
-        )
-    return tuple(names), tools[0] if len(tools) == 1 else None
+    return (
+        tuple(names),
+        tools[0] if len(tools) == 1 else None,
+        (
+            {name: tool_use for name, tool_use in zip(names, tools, strict=True) if tool_use}
+            if len(names) > 1
+            else {}
+        ),
+    )
 
 
 def _provider_entry(
