@@ -108,10 +108,12 @@ def build_run_plan(
     """Resolve a run's plan; raises ``UnknownTarget`` (422) for a target not configured.
 
     Judge targets named by evaluators (``target``) are checked here too, before any call.
-    ``targets_list`` (the request's, else the suite's ``targets``) with two targets or more
-    makes a run of one arm per target, each planned as a run on that target alone.
+    ``targets_list`` (the request's, else the suite's ``targets`` unless ``target`` is
+    given) with two targets or more makes a run of one arm per target, each planned as a
+    run on that target alone.
     """
-    arms = arm_targets(list(targets_list or suite.targets))
+    # A target the request names runs the suite on it alone, whatever the suite lists.
+    arms = arm_targets(list(targets_list or (() if target else suite.targets)))
     if arms:
         one_target = suite.model_copy(update={"targets": ()})
         plans = [
@@ -134,7 +136,7 @@ def build_run_plan(
             for arm in arms
         ]
         return with_arms(plans[0], plans)
-    listed = next(iter(targets_list or suite.targets), None)
+    listed = next(iter(targets_list), None)
     candidate = targets.get(target or listed or suite.target or DEFAULT_TARGET)
     judge_name = judge_target or candidate.judge_target or candidate.name
     judge = targets.get(judge_name)

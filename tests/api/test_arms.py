@@ -272,3 +272,15 @@ async def test_each_provider_of_several_sends_the_tools_of_its_own_config(
     sent = {r.json["model"]: r.json.get("tools") for r in fake_llm.requests}
     assert sent["ma"] is None
     assert [t["function"]["name"] for t in sent["mb"]] == ["lookup"]
+
+
+async def test_a_target_named_by_the_request_runs_a_suite_with_a_list_on_it_alone(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory
+) -> None:
+    async with make_client(arms_settings(tmp_path, fake_llm)) as client:
+        response = await client.post(
+            "/evaluate", json={"suite": suite(2, targets=["a", "b"]), "target": "c"}
+        )
+    assert response.status_code == 200, response.text
+    assert response.json()["summary"]["arms"] is None
+    assert {r.json["model"] for r in fake_llm.requests} == {"mc"}
