@@ -59,26 +59,59 @@ def script_source(code: str, output: str, context: dict[str, Any]) -> str:
     return preamble + _HARNESS
 
 
-def _verdict(config: EvaluatorConfig, result: Any) -> tuple[bool, float, str]:
+def _verdict(config: EvaluatorConfig, result: Any, what: str) -> tuple[bool, float, str]:
     """``(passed, score, reason)`` of what the script returned (before ``negate``)."""
     if isinstance(result, dict) and "__threw" in result:
-        return False, 0.0, f"the script threw: {result['__threw']}"
+        return False, 0.0, f"{what} threw: {result['__threw']}"
     if isinstance(result, bool):
-        return result, 1.0 if result else 0.0, f"the script returned {str(result).lower()}"
+        return result, 1.0 if result else 0.0, f"{what} returned {str(result).lower()}"
     if isinstance(result, int | float):
         mark = config.threshold
         held = result > 0 if mark is None else result >= mark
-        return held, float(result), f"the script returned {result:g}"
+        return held, float(result), f"{what} returned {result:g}"
     if isinstance(result, dict) and isinstance(result.get("pass"), bool):
         score = result.get("score")
         number = float(score) if isinstance(score, int | float) else float(result["pass"])
         reason = result.get("reason")
-        return result["pass"], number, str(reason) if reason else "the script's grading result"
+        return result["pass"], number, str(reason) if reason else f"{what}'s grading result"
     shown = "undefined" if isinstance(result, dict) and "__undefined" in result else result
     return (
         False,
         0.0,
-        (f"the script must return a boolean, a number or {{pass, score, reason}}, not {shown!r}"),
+        (f"{what} must return a boolean, a number or {{pass, score, reason}}, not {shown!r}"),
+    )
+
+
+def script_context(config: EvaluatorConfig, context: EvaluationContext) -> dict[str, Any]:
+    """A promptfoo script's ``context``: ``vars``, ``prompt``, ``test`` and ``config``."""
+    extra = config.model_extra or {}
+    variables = extra.get("test_vars") or {}
+    return {
+        "vars": variables,
+        "prompt": context.question,
+        "test": {"vars": variables, "metadata": dict(context.case.metadata)},
+        "config": extra.get("config") or {},
+    }
+
+
+def scored_outcome(config: EvaluatorConfig, result: Any, what: str) -> EvaluatorOutcome:
+    """The grader's result for what a script returned (``negate`` applied)."""
+    held, score, reason = _verdict(config, result, what)
+    passed = held != config.negate
+    if config.negate:
+        score = 1.0 - score if 0 <= score <= 1 else score
+    return EvaluatorOutcome(
+        EvaluatorResult(
+            name=config.name,
+            type=config.type,
+            score=max(0.0, min(1.0, score)),
+            verdict="pass" if passed else "fail",
+            passed=passed,
+            hits=[reason] if passed else [],
+            misses=[] if passed else [reason],
+            reasoning=reason,
+            weight=config.weight,
+        )
     )
 
 
@@ -90,33 +123,9 @@ class JavascriptEvaluator:
     ) -> EvaluatorOutcome:
         """The script's verdict on the answer (its errors fail the grader, as in promptfoo)."""
         code = config.value if isinstance(config.value, str) else ""
-        extra = config.model_extra or {}
-        variables = extra.get("test_vars") or {}
-        script_context = {
-            "vars": variables,
-            "prompt": context.question,
-            "test": {"vars": variables, "metadata": dict(context.case.metadata)},
-            "config": extra.get("config") or {},
-        }
-        source = script_source(code, context.candidate_answer, script_context)
+        source = script_source(code, context.candidate_answer, script_context(config, context))
         try:
             result = await run_in_thread(run_script, source)
         except JsError as exc:
             result = {"__threw": str(exc)}
-        held, score, reason = _verdict(config, result)
-        passed = held != config.negate
-        if config.negate:
-            score = 1.0 - score if 0 <= score <= 1 else score
-        return EvaluatorOutcome(
-            EvaluatorResult(
-                name=config.name,
-                type=config.type,
-                score=max(0.0, min(1.0, score)),
-                verdict="pass" if passed else "fail",
-                passed=passed,
-                hits=[reason] if passed else [],
-                misses=[] if passed else [reason],
-                reasoning=reason,
-                weight=config.weight,
-            )
-        )
+        return scored_outcome(config, result, "the script")

@@ -36,6 +36,7 @@ from app.evaluators.field_accuracy import FieldAccuracyEvaluator
 from app.evaluators.javascript import JavascriptEvaluator
 from app.evaluators.json_checks import check_contains_json, check_is_json, check_typeof
 from app.evaluators.llm_judge import LlmJudgeEvaluator
+from app.evaluators.program_asserts import ProgramAssertEvaluator
 from app.evaluators.results import EvaluatorResult
 from app.evaluators.rubrics import RubricEvaluator
 from app.evaluators.run_metrics import (
@@ -246,12 +247,11 @@ def build_registry() -> EvaluatorRegistry:
     for name, check in (("is_json", check_is_json), ("contains_json", check_contains_json)):
         registry.register(name, DeterministicEvaluator(check, heavy=True), ("schema", "negate"))
     registry.register("field_accuracy", FieldAccuracyEvaluator(), ("fields", "aggregation"))
-    registry.register(
-        "javascript",
-        JavascriptEvaluator(),
-        ("value", "config", "negate", "test_vars"),
-        threshold="limit",
-    )
+    scripts = ProgramAssertEvaluator(JavascriptEvaluator())
+    for name in ("javascript", "python"):
+        registry.register(
+            name, scripts, ("value", "config", "negate", "test_vars", "cwd"), threshold="limit"
+        )
     _register_metrics(registry)
     registry.register("tool_trajectory", ToolTrajectoryEvaluator(), _TRAJECTORY_OPTIONS)
     registry.register(

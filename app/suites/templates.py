@@ -130,7 +130,7 @@ _PASSED = (jinja2.Environment, EvalContext, jinja2.runtime.Context)
 
 def _checked_filter(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     """``function`` checking the render deadline first (and the size of what it writes)."""
-    writes = name in ("string", "tojson")
+    writes = name in ("string", "tojson", "dump")
     per_item = name in ("sort", "unique", "min", "max", "sum", "list")
 
     @functools.wraps(function)
@@ -144,7 +144,7 @@ def _checked_filter(name: str, function: Callable[..., Any]) -> Callable[..., An
         if (
             writes
             and args
-            and _text_size(args[-1] if name == "tojson" else args[0]) > (MAX_RENDERED_CHARS)
+            and _text_size(args[0] if name in ("string", "dump") else args[-1]) > MAX_RENDERED_CHARS
         ):
             raise _too_big(f"the {name!r} filter")
         return function(*args, **kwargs)
@@ -258,6 +258,30 @@ def _finalize(value: Any) -> Any:
     return value
 
 
+def _load(value: Any) -> Any:
+    """The ``load`` filter promptfoo adds: ``JSON.parse`` of the value's text."""
+    text = value if isinstance(value, str) else _finalize(value)
+    try:
+        return json.loads(text, parse_float=_js_number, parse_constant=_not_json)
+    except ValueError as exc:
+        raise TemplateProblem(f"the 'load' filter: {str(text)[:80]!r} is not JSON") from exc
+
+
+def _js_number(text: str) -> float | int:
+    """A JSON number as JavaScript holds it: ``2.0`` is ``2``."""
+    number = float(text)
+    return int(number) if number.is_integer() and abs(number) < 2**53 else number
+
+
+def _not_json(text: str) -> Any:
+    raise ValueError(f"{text} is not JSON")
+
+
+def _dump(value: Any) -> str:
+    """The ``dump`` filter promptfoo adds: ``JSON.stringify`` (compact)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def _environment() -> _DataEnvironment:
     environment = _DataEnvironment(
         undefined=jinja2.StrictUndefined, autoescape=False, finalize=_finalize
@@ -267,6 +291,7 @@ def _environment() -> _DataEnvironment:
         name: _checked_filter(name, environment.filters[name]) for name in _SAFE_FILTERS
     }
     safe.update(join=_checked_join, replace=_checked_replace)
+    safe.update(load=_checked_filter("load", _load), dump=_checked_filter("dump", _dump))
     environment.filters = safe
     environment.tests = {
         name: test

@@ -185,10 +185,12 @@ async def test_a_javascript_assert_is_stopped_at_its_time_and_memory_limits() ->
     assert (forever, hungry) == (False, False)
 
 
-async def test_a_javascript_file_is_refused_by_name() -> None:
-    report = await check(
-        {"prompts": ["{{ q }}"], "tests": [{"vars": {"q": "x"},
-                                            "assert": [{"type": "javascript",
-                                                        "value": "file://check.js"}]}]}
-    )  # fmt: skip
-    assert "file://check.js" in report.errors[0].message
+async def test_a_typescript_file_is_refused_by_name_and_a_javascript_file_is_a_program() -> None:
+    def suite(value: str) -> dict[str, object]:
+        grader = {"type": "javascript", "value": value}
+        return {"prompts": ["{{ q }}"], "tests": [{"vars": {"q": "x"}, "assert": [grader]}]}
+
+    typescript = await check(suite("file://check.ts"))
+    assert "TypeScript file (file://check.ts) is not supported" in typescript.errors[0].message
+    javascript = await check(suite("file://check.js:grade"), code_graders=True)
+    assert "never in a suite sent in the request body" in javascript.errors[0].message

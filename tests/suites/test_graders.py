@@ -119,7 +119,7 @@ def test_case_and_hyphens_do_not_matter_and_not_negates(
 
 
 async def test_a_type_not_runnable_yet_is_an_error_naming_it_in_every_spelling() -> None:
-    for declared in ("python", "webhook", "Webhook"):
+    for declared in ("webhook", "Webhook", "WEBHOOK"):
         report = await check(suite_with({"type": declared, "value": "output.length < 9"}))
         message = errors_by_path(report)["tests[0].assertions[0].type"]
         assert f"grader type {declared!r}" in message

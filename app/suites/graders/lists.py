@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from app.evaluators.catalog import COMMON_KEYS, KNOWN_OPTION_KEYS, GraderType, find_type
 from app.evaluators.config import EvaluatorConfig, RubricItem
+from app.evaluators.program_asserts import file_reference
 from app.evaluators.registry import EVALUATOR_TYPES, EVALUATORS
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe
@@ -31,6 +32,7 @@ from app.suites.graders.kinds import (
 )
 
 _RUNNABLE = ", ".join(EVALUATOR_TYPES)
+TYPESCRIPT = (".ts", ".mts", ".cts", ".tsx")
 
 
 def read_grader_list(
@@ -171,8 +173,8 @@ def read_grader(raw: Any, path: DocumentPath, context: GraderContext) -> Evaluat
     _check_runnable(entry, declared, raw, negated, path, findings)
     if context.promptfoo:
         fields["semantics"] = "promptfoo"
-    if entry.name == "javascript":
-        fields.update(_javascript(raw, path, context))
+    if entry.name in ("javascript", "python"):
+        fields.update(_script(raw, entry.name, path, context))
     try:
         return EvaluatorConfig.model_validate({**extras, **fields, "type": entry.name})
     except ValidationError as exc:
@@ -217,21 +219,26 @@ def promptfoo_values(raw: Mapping[str, Any], type_name: str) -> Mapping[str, Any
     return {**raw, "value": value}
 
 
-def _javascript(
-    raw: Mapping[str, Any], path: DocumentPath, context: GraderContext
+def _script(
+    raw: Mapping[str, Any], language: str, path: DocumentPath, context: GraderContext
 ) -> dict[str, Any]:
-    """Inline code (its test's variables kept for ``context.vars``); files are refused."""
+    """Code or a ``file://`` (its test's variables kept for ``context.vars``).
+
+    Files, and inline Python, run in the sandbox (placed like code graders); TypeScript files
+    are refused.
+    """
     value = raw.get("value")
     if not isinstance(value, str) or not value.strip():
         context.findings.error(
-            (*path, "value"), f"is required: JavaScript code, not {describe(value)}"
+            (*path, "value"), f"is required: {language.capitalize()} code, not {describe(value)}"
         )
         return {}
-    if value.strip().startswith("file://"):
+    reference = file_reference(value)
+    if reference is not None and reference[0].endswith(TYPESCRIPT):
         context.findings.error(
             (*path, "value"),
-            f"a JavaScript file ({value.strip()}) is not supported yet: its code may require "
-            "modules, which the embedded engine does not have; write the code inline",
+            f"a TypeScript file ({value.strip()}) is not supported: the sandbox's node runs "
+            "JavaScript files (.js, .cjs, .mjs); compile it to JavaScript first",
         )
         return {}
     return {"test_vars": context.render.variables or {}}

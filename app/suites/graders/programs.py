@@ -1,12 +1,13 @@
 """Code graders and the workspace get their folders from the suite file, or are refused.
 
-A code grader (``code_judge``, a composite's ``code_judge`` aggregator, or a judge whose
-prompt a program prints) runs a program the suite names. It runs only when the operator
-enables code graders, and only for a suite file read from a workspace root: its folder is
-then the suite file's folder (or its ``cwd`` relative to that folder, inside the same root),
-set here as an absolute path. A suite sent in a request body never runs a program, whatever
-``cwd`` it writes. Each refusal is one error per grader, at the first case that uses it,
-naming the grader. A suite's ``workspace`` is placed the same way (``place_workspace``).
+A code grader (``code_judge``, a composite's ``code_judge`` aggregator, a judge whose
+prompt a program prints, promptfoo's ``python`` asserts and ``javascript`` files) runs a
+program the suite names. It runs only when the operator enables code graders, and only for a
+suite file read from a workspace root: its folder is then the suite file's folder (or its
+``cwd`` relative to that folder, inside the same root), set here as an absolute path. A
+suite sent in a request body never runs a program, whatever ``cwd`` it writes. Each refusal
+is one error per grader, at the first case that uses it, naming the grader. A suite's
+``workspace`` is placed the same way (``place_workspace``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from app.evaluators.code_judge import DISABLED
 from app.evaluators.config import EvaluatorConfig
+from app.evaluators.program_asserts import runs_program
 from app.suites.documents.findings import Findings
 from app.suites.model import EvalCase, EvalSuite
 from app.suites.reading import CaseOrigin
@@ -82,7 +84,7 @@ def _place(
         declared = (aggregator.model_extra or {}).get("cwd")
         folder = _folder(grader, declared, policy, findings, where, reported)
         update["aggregator"] = aggregator.model_copy(update={"cwd": folder})
-    if grader.type == "code_judge" or grader.prompt_program is not None:
+    if grader.type == "code_judge" or runs_program(grader) or grader.prompt_program is not None:
         folder = _folder(grader, grader.cwd, policy, findings, where, reported)
         update["cwd"] = folder
         # A code grader's missing script fails when it runs (exit non-zero: score 0, as in

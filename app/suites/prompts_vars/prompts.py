@@ -1,7 +1,8 @@
 """Prompt templates of the prompts/providers/vars layout, and the messages each one gives.
 
 A prompt is a template string (one user turn), a ``{id, label, raw|prompt|file}`` mapping, or
-``file://`` text or a JSON chat file (``[{role, content}]`` with ``{{ names }}``). Rendered
+``file://`` text (several prompts when ``---`` lines split it) or a JSON chat file
+(``[{role, content}]`` with ``{{ names }}``). Rendered
 with a test's variables it gives that test's input messages; ``"{{ input }}"`` with
 ``vars.input`` a list of messages stands for those messages (AgentV's reading).
 """
@@ -20,6 +21,9 @@ from app.suites.documents.findings import Findings, describe
 from app.suites.files.sources import Sources, strip_file_prefix
 from app.suites.reading import CaseOrigin, Renderer, refuse
 from app.suites.templates import TemplateProblem, namespace, render, single_variable
+
+SEPARATOR = "---"
+"""A line of a prompt file that separates two prompts (promptfoo's default)."""
 
 
 @dataclass(frozen=True)
@@ -40,9 +44,7 @@ def read_prompts(raw: Any, sources: Sources, findings: Findings) -> list[Prompt]
     prompts: list[Prompt] = []
     for index, item in enumerate(listed):
         path: DocumentPath = ("prompts", index) if isinstance(raw, list) else ("prompts",)
-        prompt = _prompt(item, path, index, sources, findings)
-        if prompt is not None:
-            prompts.append(prompt)
+        prompts.extend(_prompt(item, path, index, sources, findings))
     ids = [prompt.id for prompt in prompts]
     for duplicate in sorted({pid for pid in ids if ids.count(pid) > 1}):
         findings.error(
@@ -53,15 +55,15 @@ def read_prompts(raw: Any, sources: Sources, findings: Findings) -> list[Prompt]
 
 def _prompt(
     item: Any, path: DocumentPath, index: int, sources: Sources, findings: Findings
-) -> Prompt | None:
+) -> list[Prompt]:
     default_id = f"prompt-{index + 1}"
     if isinstance(item, str) and not item.strip().startswith("file://"):
-        return Prompt(default_id, item, None, path)
+        return [Prompt(default_id, item, None, path)]
     if isinstance(item, str):
         return _prompt_file(strip_file_prefix(item), default_id, path, sources, findings)
     if not isinstance(item, dict):
         findings.error(path, f"a prompt is a template string or a mapping, not {describe(item)}")
-        return None
+        return []
     declared = item.get("id")
     if isinstance(declared, str) and declared.strip().startswith("file://"):
         # promptfoo's {id: file://prompt.txt, label: name}: the id is the prompt's file
@@ -70,35 +72,57 @@ def _prompt(
     prompt_id = str(declared or item.get("label") or default_id)
     for key in ("raw", "prompt", "content"):
         if isinstance(item.get(key), str):
-            return Prompt(prompt_id, item[key], None, (*path, key))
+            return [Prompt(prompt_id, item[key], None, (*path, key))]
     if isinstance(item.get("file"), str):
         return _prompt_file(
             strip_file_prefix(item["file"]), prompt_id, (*path, "file"), sources, findings
         )
     findings.error(path, "a prompt mapping needs 'raw', 'prompt', 'file' or a file:// 'id'")
-    return None
+    return []
+
+
+def split_prompts(text: str) -> list[str]:
+    """A prompt file's prompts: a line of ``---`` (spaces around it allowed) separates two.
+
+    As promptfoo splits them (measured): each part trimmed, empty parts dropped; a file with
+    no separator is one prompt, as written.
+    """
+    lines = text.split("\n")
+    if not any(line.strip() == SEPARATOR for line in lines):
+        return [text]
+    parts: list[list[str]] = [[]]
+    for line in lines:
+        if line.strip() == SEPARATOR:
+            parts.append([])
+        else:
+            parts[-1].append(line)
+    texts = ("\n".join(part).strip() for part in parts)
+    return [part for part in texts if part]
 
 
 def _prompt_file(
     path: str, prompt_id: str, where: DocumentPath, sources: Sources, findings: Findings
-) -> Prompt | None:
+) -> list[Prompt]:
     text = sources.texts.get(path)
     if text is None:
-        return None  # reported when the file was read
+        return []  # reported when the file was read
     if path.endswith((".js", ".mjs", ".cjs", ".py", ".ts")):
         refuse(findings, where, "a prompt made by a program", "suites may not run programs")
-        return None
+        return []
     if path.endswith(".json"):
         try:
             messages = json.loads(text)
         except json.JSONDecodeError as exc:
             findings.error(where, f"file {path!r} is not JSON: {exc.msg}")
-            return None
+            return []
         if not isinstance(messages, list):
             findings.error(where, f"file {path!r} must hold a list of {{role, content}} messages")
-            return None
-        return Prompt(prompt_id, None, messages, where)
-    return Prompt(prompt_id, text, None, where)
+            return []
+        return [Prompt(prompt_id, None, messages, where)]
+    parts = split_prompts(text)
+    if len(parts) == 1:
+        return [Prompt(prompt_id, parts[0], None, where)]
+    return [Prompt(f"{prompt_id}.{n}", part, None, where) for n, part in enumerate(parts, 1)]
 
 
 def prompt_messages(

@@ -33,7 +33,7 @@ from testkit.fake_llm import RunningServer
 
 CORPUS = ROOT / "tests" / "conformance" / "promptfoo"
 EXAMPLES = Path("/work/shared/reference/promptfoo-examples")
-FAST = ("contains", "equals", "regex", "json", "pass_rule", "no_asserts")
+FAST = ("contains", "equals", "regex", "json", "pass_rule", "no_asserts", "python")
 """The configs CI runs (about a minute with promptfoo's start-up)."""
 _ISOLATED = "--in-namespace"
 

@@ -93,6 +93,8 @@ def _differences(
             tally.tests_agreeing += 1
         else:
             yield Difference(f"{name}#{index}", _verdict(theirs.passed), _verdict(mine.passed))
+        if theirs.passed is None and mine.passed is None and not theirs.asserts:
+            continue  # promptfoo keeps no assertion verdicts of a test in error
         for number, (a, b) in enumerate(zip(theirs.asserts, mine.asserts, strict=False), 1):
             tally.asserts += 1
             if a.passed == b.passed:

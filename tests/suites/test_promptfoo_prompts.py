@@ -1,0 +1,41 @@
+"""promptfoo's prompt files and template filters, as promptfoo 0.123.1 reads them (measured:
+tests/conformance/promptfoo/prompt_split.yaml runs both tools)."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.suites.prompts_vars.prompts import split_prompts
+from app.suites.templates import TemplateProblem, render
+from tests.suites.helpers import check
+
+
+def test_a_line_of_three_dashes_splits_a_prompt_file() -> None:
+    text = "a {{x}}\n----\nb\n  ---  \nc---d\r\n---\r\n\n---\ne\n"
+    assert split_prompts(text) == ["a {{x}}\n----\nb", "c---d", "e"]
+    assert split_prompts("one prompt\n") == ["one prompt\n"]
+
+
+async def test_each_part_of_a_split_prompt_file_is_a_prompt_of_every_test() -> None:
+    report = await check(
+        {"prompts": ["file://p.txt"], "tests": [{"vars": {"q": "Hi"}, "assert": ["y"]}]},
+        files={"p.txt": "First {{ q }}\n---\nSecond {{ q }}\n"},
+    )
+    assert report.suite is not None, report.errors
+    inputs = {case.id: case.input_messages[-1].content for case in report.suite.cases}
+    assert inputs == {"test-1/prompt-1.1": "First Hi", "test-1/prompt-1.2": "Second Hi"}
+
+
+def test_load_and_dump_are_json_parse_and_stringify() -> None:
+    scope = {"cfg": '{"tone": "formal", "n": [1, 2.0]}', "s": 'a"b'}
+    assert render("{{ (cfg | load).tone }}", scope) == "formal"
+    assert (
+        render("{{ cfg | load | dump }} {{ s | dump }}", scope)
+        == '{"tone":"formal","n":[1,2]} "a\\"b"'
+    )
+
+
+@pytest.mark.parametrize("text", ["not json", "NaN"])
+def test_load_of_text_that_is_not_json_is_an_error_naming_the_filter(text: str) -> None:
+    with pytest.raises(TemplateProblem, match="the 'load' filter"):
+        render("{{ v | load }}", {"v": text})
