@@ -518,7 +518,7 @@ async def test_several_providers_are_the_arms_of_one_run() -> None:
     assert report.suite.cases[0].tool_use is None  # the arm on b gets them, not a
 
 
-async def test_a_test_without_graders_runs_ungraded_and_its_options_are_refused() -> None:
+async def test_a_test_without_graders_runs_ungraded_and_its_transform_is_refused() -> None:
     report = await check(
         {
             "prompts": ["{{ q }}"],
@@ -530,7 +530,7 @@ async def test_a_test_without_graders_runs_ungraded_and_its_options_are_refused(
     )
     errors = errors_by_path(report)
     assert "tests[0].assert" not in errors
-    assert "per-test options" in errors["tests[1].options"]
+    assert "transforming the output" in errors["tests[1].options.transform"]
     bare = await check({"prompts": ["{{ q }}"], "tests": [{"id": "bare", "vars": {"q": "x"}}]})
     assert bare.suite is not None
     [case] = bare.suite.cases

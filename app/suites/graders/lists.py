@@ -164,7 +164,7 @@ def read_grader(raw: Any, path: DocumentPath, context: GraderContext) -> Evaluat
         return None
     before = len(findings.errors)
     if context.promptfoo:
-        raw = promptfoo_values(raw, entry.name)
+        raw = promptfoo_values(raw, entry, path, findings)
     fields = _common_fields(raw, declared, negated, path, findings)
     fields.update(_READERS.get(entry.name, _keep)(raw, path, context))
     extras = _extras(raw, entry, fields, path, findings)
@@ -198,13 +198,46 @@ def _text_of_number(value: Any) -> Any:
     return js_text(value) if is_number else value
 
 
-def promptfoo_values(raw: Mapping[str, Any], type_name: str) -> Mapping[str, Any]:
-    """A promptfoo grader's ``value`` as promptfoo reads it for text checks.
+def provider_name(raw: Any) -> str | None:
+    """The target a promptfoo grading ``provider`` names (None: an embedding provider alone).
+
+    A string, ``{id}``/``{label}``, or the ``text`` of ``{text, embedding}``.
+    """
+    if isinstance(raw, dict) and "text" in raw:
+        return provider_name(raw["text"])
+    if isinstance(raw, dict):
+        raw = raw.get("label") or raw.get("id")
+    return raw.strip() if isinstance(raw, str) and raw.strip() else None
+
+
+def _judge_provider(
+    raw: Mapping[str, Any], path: DocumentPath, findings: Findings
+) -> Mapping[str, Any]:
+    """A model grader's promptfoo ``provider`` as its judge ``target``."""
+    rest = {key: value for key, value in raw.items() if key != "provider"}
+    name = provider_name(raw["provider"])
+    if name is None:
+        findings.error(
+            (*path, "provider"),
+            f"must name a judge target (a string or {{id}}), not {describe(raw['provider'])}",
+        )
+        return rest
+    return {**rest, "target": name}
+
+
+def promptfoo_values(
+    raw: Mapping[str, Any], entry: GraderType, path: DocumentPath, findings: Findings
+) -> Mapping[str, Any]:
+    """A promptfoo grader's keys as promptfoo reads them.
 
     Numbers are text (``contains: 52.5``), a ``-any``/``-all`` string is a
-    comma-separated list (``"red, blue"``: ``red`` and ``blue``), and the ``value`` of
-    ``is-json``/``contains-json`` is their JSON Schema.
+    comma-separated list (``"red, blue"``: ``red`` and ``blue``), the ``value`` of
+    ``is-json``/``contains-json`` is their JSON Schema, and a model grader's ``provider`` is
+    its judge ``target``.
     """
+    if entry.family == "model" and "provider" in raw:
+        raw = _judge_provider(raw, path, findings)
+    type_name = entry.name
     value = raw.get("value")
     if type_name in ("is_json", "contains_json") and isinstance(value, dict):
         return {**{k: v for k, v in raw.items() if k != "value"}, "schema": value}

@@ -13,10 +13,8 @@ suite without ``prompts`` takes each test's ``input`` (or ``vars.input``) direct
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from app.errors import DocumentError
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import Message
@@ -24,18 +22,22 @@ from app.suites.agentv.layout import evaluate_options, skips_defaults
 from app.suites.case_fields import read_expected, read_messages, reference_answer
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import (
-    MISSING,
     Findings,
     describe,
-    pick,
     text_field,
     warn_unknown_keys,
 )
-from app.suites.documents.parsing import parse_yaml
-from app.suites.files.sources import Sources, strip_file_prefix
+from app.suites.files.sources import Sources
 from app.suites.graders.context import grader_context
 from app.suites.graders.lists import read_grader_list, with_defaults
 from app.suites.model import EvalCase, EvalSuite
+from app.suites.prompts_vars.defaults import (
+    DEFAULT_TEST_KEYS,
+    DefaultTest,
+    default_test,
+    judged_by,
+    options_judge,
+)
 from app.suites.prompts_vars.prompts import Prompt, prompt_messages, read_prompts
 from app.suites.reading import (
     CaseOrigin,
@@ -52,7 +54,6 @@ from app.suites.target_lists import read_target_list
 from app.suites.tool_use import TOOL_USE_KEYS, ToolUse, read_tool_use
 from app.suites.workspaces.workspace import read_workspace
 
-DEFAULT_TEST_KEYS = ("defaultTest", "default_test")
 METADATA_KEYS = frozenset({"name", "tags", "version", "metadata"})
 SUITE_KEYS = frozenset(
     {"description", "prompts", "providers", "tests", "$schema", "target", "vars", "workspace"}
@@ -76,12 +77,11 @@ SUITE_REFUSED = {
     "evalcases": "AgentV's evalcases are not read in this layout: use tests",
 }
 TEST_KEYS = frozenset(
-    {"id", "description", "vars", "assert", "threshold", "metadata", "criteria"}
+    {"id", "description", "vars", "assert", "threshold", "metadata", "criteria", "options"}
     | {"input", "expected_output", "conversation_id", "note", "tags", "execution"}
     | TOOL_USE_KEYS
 )
 TEST_REFUSED = {
-    "options": "per-test options (transforms, grading providers) are not supported yet",
     "provider": "a per-test provider is not supported: set the target on the suite",
     "providers": "per-test providers are not supported: run once per target",
     "prompts": "per-test prompt filters are not supported yet",
@@ -95,22 +95,6 @@ TEST_REFUSED = {
     "mode": "a live conversation is not read in this layout yet: write the suite with "
     "AgentV's tests/input keys",
 }
-DEFAULT_TEST_READ = frozenset({"vars", "assert", "threshold", "metadata"})
-
-
-@dataclass
-class DefaultTest:
-    """What every test inherits: variables, graders (appended), pass mark, metadata."""
-
-    path: DocumentPath = ()
-    variables: dict[str, Any] = field(default_factory=dict)
-    graders: Any = None
-    threshold: Any = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    tool_use: ToolUse | None = None
-    texts: Mapping[str, str] = field(default_factory=dict)
-    suite_graders: Any = None
-    """AgentV's top-level ``assert``: every test's, unless it skips defaults."""
 
 
 def read_prompts_vars(
@@ -123,7 +107,7 @@ def read_prompts_vars(
             refuse(findings, (key,), f"'{key}'", why)
     name = text_field(document, ("name",), (), findings)
     prompts = read_prompts(document.get("prompts"), sources, findings)
-    defaults = _default_test(document, sources, findings)
+    defaults = default_test(document, sources, findings)
     defaults.texts = sources.texts
     targets, defaults.tool_use, target_tools = _target(document, findings, sources.texts)
     defaults.suite_graders = document.get("assert")
@@ -227,50 +211,6 @@ def _provider_entry(
     return name.strip(), read_tool_use(config, (*where, "config"), findings, texts)
 
 
-def _default_test(document: Mapping[str, Any], sources: Sources, findings: Findings) -> DefaultTest:
-    suite_vars = document.get("vars") or {}
-    if not isinstance(suite_vars, dict):
-        findings.error(("vars",), f"must be a mapping of variables, not {describe(suite_vars)}")
-        suite_vars = {}
-    key, raw = pick(document, DEFAULT_TEST_KEYS, (), findings)
-    if raw is MISSING or raw is None:
-        return DefaultTest(variables=dict(suite_vars))
-    if isinstance(raw, str):  # a defaultTest file (YAML or JSON), read with the sources
-        try:
-            raw = parse_yaml(sources.texts.get(strip_file_prefix(raw), "{}"))
-        except DocumentError as exc:
-            findings.error((key,), f"file {raw!r}: {exc.detail}")
-            return DefaultTest()
-    if not isinstance(raw, dict):
-        findings.error(
-            (key,), f"must be a mapping (vars, assert, threshold...), not {describe(raw)}"
-        )
-        return DefaultTest()
-    for name in raw:
-        if name not in DEFAULT_TEST_READ:
-            refuse(
-                findings,
-                (key, name),
-                f"'{key}.{name}'",
-                "only vars, assert, threshold and metadata are read",
-            )
-    own_vars = raw.get("vars") or {}
-    if not isinstance(own_vars, dict):
-        findings.error((key, "vars"), f"must be a mapping of variables, not {describe(own_vars)}")
-        own_vars = {}
-    metadata = raw.get("metadata") or {}
-    if not isinstance(metadata, dict):
-        findings.error((key, "metadata"), f"must be a mapping, not {describe(metadata)}")
-        metadata = {}
-    return DefaultTest(
-        path=(key,),
-        variables={**suite_vars, **own_vars},
-        graders=raw.get("assert"),
-        threshold=raw.get("threshold"),
-        metadata=metadata,
-    )
-
-
 def _raw_tests(
     document: Mapping[str, Any], sources: Sources, findings: Findings
 ) -> Iterator[tuple[DocumentPath, Any]]:
@@ -307,7 +247,8 @@ def _read_test(
     variables = case_variables(defaults.variables, raw, path, findings) or {}
     origin = CaseOrigin(path=path, variables=variables)
     test_id = _test_id(raw, path, findings)
-    graders = _graders(raw, path, defaults, origin, findings)
+    judge = options_judge(raw.get("options"), (*path, "options"), findings) or defaults.judge
+    graders = judged_by(_graders(raw, path, defaults, origin, findings), judge)
     renderer = Renderer(variables, findings)
     expected_raw = raw.get("expected_output", variables.get("expected_output"))
     expected_path = (
