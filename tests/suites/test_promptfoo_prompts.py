@@ -39,3 +39,17 @@ def test_load_and_dump_are_json_parse_and_stringify() -> None:
 def test_load_of_text_that_is_not_json_is_an_error_naming_the_filter(text: str) -> None:
     with pytest.raises(TemplateProblem, match="the 'load' filter"):
         render("{{ v | load }}", {"v": text})
+
+
+async def test_a_tests_prompts_choose_its_prompts_by_id_or_label() -> None:
+    prompts = [{"id": "a", "label": "Alpha", "raw": "A {{ q }}"}, {"id": "b", "raw": "B {{ q }}"}]
+    tests = [
+        {"id": "one", "vars": {"q": "x"}, "prompts": ["Alpha"], "assert": ["y"]},
+        {"id": "two", "vars": {"q": "x"}, "prompts": ["b", "a"], "assert": ["y"]},
+        {"id": "all", "vars": {"q": "x"}, "assert": ["y"]},
+    ]
+    report = await check({"prompts": prompts, "tests": tests})
+    assert report.suite is not None, report.errors
+    assert [case.id for case in report.suite.cases] == ["one", "two/a", "two/b", "all/a", "all/b"]
+    unknown = await check({"prompts": prompts, "tests": [{**tests[0], "prompts": ["Gamma"]}]})
+    assert "'Gamma' names no prompt of the suite (Alpha, a, b)" in str(unknown.errors)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.formatting.messages import Message
@@ -34,6 +34,12 @@ class Prompt:
     text: str | None
     messages: list[Any] | None
     path: DocumentPath
+    names: frozenset[str] = frozenset()
+    """What a test's ``prompts`` may call it: its id and label (besides ``id``)."""
+
+    def called(self, name: str) -> bool:
+        """Whether a test's ``prompts`` entry names this prompt."""
+        return name == self.id or name in self.names
 
 
 def read_prompts(raw: Any, sources: Sources, findings: Findings) -> list[Prompt]:
@@ -64,6 +70,16 @@ def _prompt(
     if not isinstance(item, dict):
         findings.error(path, f"a prompt is a template string or a mapping, not {describe(item)}")
         return []
+    names = frozenset(str(item[key]) for key in ("id", "label") if isinstance(item.get(key), str))
+    return [
+        replace(prompt, names=names)
+        for prompt in _mapping(item, path, default_id, sources, findings)
+    ]
+
+
+def _mapping(
+    item: dict[str, Any], path: DocumentPath, default_id: str, sources: Sources, findings: Findings
+) -> list[Prompt]:
     declared = item.get("id")
     if isinstance(declared, str) and declared.strip().startswith("file://"):
         # promptfoo's {id: file://prompt.txt, label: name}: the id is the prompt's file
@@ -123,6 +139,23 @@ def _prompt_file(
     if len(parts) == 1:
         return [Prompt(prompt_id, parts[0], None, where)]
     return [Prompt(f"{prompt_id}.{n}", part, None, where) for n, part in enumerate(parts, 1)]
+
+
+def prompts_named(
+    raw: Any, prompts: list[Prompt], path: DocumentPath, findings: Findings
+) -> list[Prompt]:
+    """The prompts a test's ``prompts`` (ids or labels) names; all of them without it."""
+    if raw is None:
+        return prompts
+    names = raw if isinstance(raw, list) else [raw]
+    if not names or not all(isinstance(name, str) for name in names):
+        findings.error(path, f"must list prompt ids or labels, not {describe(raw)}")
+        return []
+    for index, name in enumerate(names):
+        if not any(prompt.called(name) for prompt in prompts):
+            known = ", ".join(sorted({n for p in prompts for n in (p.id, *p.names)}))
+            findings.error((*path, index), f"{name!r} names no prompt of the suite ({known})")
+    return [prompt for prompt in prompts if any(prompt.called(name) for name in names)]
 
 
 def prompt_messages(

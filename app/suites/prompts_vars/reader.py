@@ -38,7 +38,7 @@ from app.suites.prompts_vars.defaults import (
     judged_by,
     options_judge,
 )
-from app.suites.prompts_vars.prompts import Prompt, prompt_messages, read_prompts
+from app.suites.prompts_vars.prompts import Prompt, prompt_messages, prompts_named, read_prompts
 from app.suites.reading import (
     CaseOrigin,
     Renderer,
@@ -78,13 +78,13 @@ SUITE_REFUSED = {
 }
 TEST_KEYS = frozenset(
     {"id", "description", "vars", "assert", "threshold", "metadata", "criteria", "options"}
+    | {"prompts"}
     | {"input", "expected_output", "conversation_id", "note", "tags", "execution"}
     | TOOL_USE_KEYS
 )
 TEST_REFUSED = {
     "provider": "a per-test provider is not supported: set the target on the suite",
     "providers": "per-test providers are not supported: run once per target",
-    "prompts": "per-test prompt filters are not supported yet",
     "repeat": "repeated trials are not supported yet",
     "assertScoringFunction": "custom scoring functions run programs: not supported yet",
     "assertions": "AgentV's case graders are not read in this layout: use assert",
@@ -269,7 +269,8 @@ def _read_test(
     own_metadata = raw.get("metadata") or {}
     if not isinstance(own_metadata, dict):
         findings.error((*path, "metadata"), f"must be a mapping, not {describe(own_metadata)}")
-    inputs = list(_inputs(raw, path, prompts, variables, origin, findings))
+    chosen = prompts_named(raw.get("prompts"), prompts, (*path, "prompts"), findings)
+    inputs = list(_inputs(raw, path, chosen, variables, origin, findings))
     own_tools = read_tool_use(raw, path, findings, defaults.texts)
     tool_use = own_tools.merged_over(defaults.tool_use) if own_tools else defaults.tool_use
     if len(findings.errors) > before or test_id is None:
