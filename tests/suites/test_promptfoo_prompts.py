@@ -53,3 +53,14 @@ async def test_a_tests_prompts_choose_its_prompts_by_id_or_label() -> None:
     assert [case.id for case in report.suite.cases] == ["one", "two/a", "two/b", "all/a", "all/b"]
     unknown = await check({"prompts": prompts, "tests": [{**tests[0], "prompts": ["Gamma"]}]})
     assert "'Gamma' names no prompt of the suite (Alpha, a, b)" in str(unknown.errors)
+
+
+async def test_a_prompt_glob_is_one_prompt_per_file_it_matches() -> None:
+    files = {"prompt1.txt": "One {{ q }}", "prompt2.txt": "Two {{ q }}", "other.txt": "No"}
+    tests = [{"vars": {"q": "x"}, "assert": ["y"]}]
+    report = await check({"prompts": ["file://prompt*.txt"], "tests": tests}, files=files)
+    assert report.suite is not None, report.errors
+    inputs = {case.id: case.input_messages[-1].content for case in report.suite.cases}
+    assert inputs == {"test-1/prompt1.txt": "One x", "test-1/prompt2.txt": "Two x"}
+    none = await check({"prompts": ["file://nothing*.txt"], "tests": tests}, files=files)
+    assert "file 'nothing*.txt': no file matches" in str(none.errors)

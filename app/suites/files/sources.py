@@ -38,6 +38,7 @@ class Sources:
         cases: Cases read from files, by the place of the suite that names them (each case
             with its own location, the file's path as one part of it).
         texts: Prompt and ``defaultTest`` files, by the path as the suite wrote it.
+        globs: The files each prompt glob (``file://prompt*.txt``) matches, sorted.
         config_patterns: ``guideline_patterns`` of the nearest ``.agentv/config.yaml``.
         source_name: The suite file's name when the suite was named by path.
         sibling_prompt: The text of a ``PROMPT.md`` beside the suite, read only when a test
@@ -46,6 +47,7 @@ class Sources:
 
     cases: dict[DocumentPath, CaseList] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
+    globs: dict[str, list[str]] = field(default_factory=dict)
     config_patterns: tuple[str, ...] | None = None
     source_name: str | None = None
     sibling_prompt: str | None = None
@@ -150,7 +152,7 @@ async def load_sources(
         return sources
     for where, reference in case_references(document).items():
         sources.cases[where] = await _cases(reference, where, file_source, findings)
-    texts = text_references(document)
+    texts = await _expand_globs(text_references(document), file_source, sources, findings)
     loaded = await file_source.collect(list(texts.values()))
     for where, path in texts.items():
         if path in loaded.files:
@@ -163,6 +165,28 @@ async def load_sources(
         if PROMPT_MD in sibling.files:
             sources.sibling_prompt = sibling.files[PROMPT_MD]
     return sources
+
+
+async def _expand_globs(
+    texts: dict[DocumentPath, str], file_source: FileSource, sources: Sources, findings: Findings
+) -> dict[DocumentPath, str]:
+    """``texts`` with each glob replaced by the files it matches (kept in ``sources.globs``)."""
+    expanded: dict[DocumentPath, str] = {}
+    for where, path in texts.items():
+        if not is_pattern(path):
+            expanded[where] = path
+            continue
+        try:
+            files = await file_source.expand(path)
+        except FileRefused as exc:
+            findings.error(where, f"file {path!r}: {exc}")
+            continue
+        if not files:
+            findings.error(where, f"file {path!r}: no file matches")
+            continue
+        sources.globs[path] = files
+        expanded.update({(*where, index): file for index, file in enumerate(files)})
+    return expanded
 
 
 def _needs_sibling_prompt(document: Mapping[str, Any]) -> bool:

@@ -65,6 +65,9 @@ def _prompt(
     default_id = f"prompt-{index + 1}"
     if isinstance(item, str) and not item.strip().startswith("file://"):
         return [Prompt(default_id, item, None, path)]
+    if isinstance(item, str) and strip_file_prefix(item) in sources.globs:
+        files = sources.globs[strip_file_prefix(item)]
+        return [p for file in files for p in _prompt_file(file, file, path, sources, findings)]
     if isinstance(item, str):
         return _prompt_file(strip_file_prefix(item), default_id, path, sources, findings)
     if not isinstance(item, dict):
