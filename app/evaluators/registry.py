@@ -224,7 +224,10 @@ def build_registry() -> EvaluatorRegistry:
     """A registry holding every built-in evaluator type."""
     registry = EvaluatorRegistry()
     # A judge here takes one step, so it is always within a ``max_steps`` limit.
-    judge_options = ("prompt", "rubrics", "criteria", "value", "target", "temperature", "max_steps")
+    judge_options = (
+        *("prompt", "rubrics", "criteria", "value", "target", "provider"),
+        *("temperature", "max_steps"),
+    )
     registry.register("llm_judge", LlmJudgeEvaluator(RubricEvaluator()), judge_options)
     checks = {
         "contains": check_contains,

@@ -18,6 +18,7 @@ from typing import Any
 from app.suites.agentv.reader import dialect_of, read_agentv
 from app.suites.documents.findings import Findings, describe
 from app.suites.files.sources import Sources
+from app.suites.graders.user_types import user_types
 from app.suites.prompts_vars.reader import read_prompts_vars
 from app.suites.reading import Dialect, SuiteCheck, refuse
 
@@ -60,6 +61,11 @@ def _vars_layout(tests: list[Any]) -> bool:
 
 def read_document(document: Any, sources: Sources, findings: Findings) -> SuiteCheck:
     """Read a parsed (``as_suite``) document with its dialect's reader."""
+    with user_types(sources.grader_types):
+        return _read_document(document, sources, findings)
+
+
+def _read_document(document: Any, sources: Sources, findings: Findings) -> SuiteCheck:
     if isinstance(document, Mapping) and "skill_name" in document and "evals" in document:
         refuse(
             findings,

@@ -120,3 +120,19 @@ async def test_a_suite_sets_its_system_prompt_and_an_empty_one_turns_it_off() ->
     assert [m.role for m in report.cases[0].prompt.chat_prompt] == ["user"]
     report = await check({"tests": [case]})
     assert [m.role for m in report.cases[0].prompt.chat_prompt] == ["system", "user"]
+
+
+async def test_a_judges_provider_names_its_target() -> None:
+    def suite(judge: dict[str, Any]) -> dict[str, Any]:
+        graders = [{"type": "llm-rubric", "value": "Polite", **judge}]
+        return {"prompts": ["{{q}}"], "tests": [{"vars": {"q": "Hi"}, "assert": graders}]}
+
+    for judge in ({"provider": "grader-a"}, {"provider": {"id": "grader-a"}}):
+        report = await check(suite(judge))
+        assert report.suite is not None, report.errors
+        [grader] = report.suite.cases[0].all_graders()
+        assert grader.target == "grader-a"
+    clash = errors_by_path(await check(suite({"provider": "a", "target": "b"})))
+    assert "'target' names 'b'" in clash["tests[0].assert[0].provider"]
+    wrong = errors_by_path(await check(suite({"provider": {"id": "a", "config": {}}})))
+    assert "must be the judge's target" in wrong["tests[0].assert[0].provider"]

@@ -42,11 +42,38 @@ class Listing:
         self._inline = inline_normalised
         self._roots = tuple(roots) if suite_folder is None else (suite_folder[0],)
         self._folder = suite_folder[1].parts if suite_folder else ()
+        self._named = suite_folder is not None
 
     def upward_candidates(self, name: str) -> list[str]:
         """Root-relative paths of ``name`` from the suite's folder up to the root."""
         parts = self._folder
         return [posixpath.join(*parts[:depth], name) for depth in range(len(parts), -1, -1)]
+
+    def user_types(self, folders: Sequence[str], suffixes: Sequence[str]) -> dict[str, str]:
+        """Files naming user-defined grader types, by name (without suffix) -> path.
+
+        Found in ``folders`` (``.agentv/assertions``...) of the suite's folder and of each
+        parent up to the root; each path is relative to the suite's folder.
+
+        The first of ``folders`` wins over the others, a nearer folder over those above it.
+        Nothing for a suite sent in the request body (it has no folder).
+        """
+        if not self._named:
+            return {}
+        root = self._roots[0]
+        here = "/".join(self._folder) or "."
+        found: dict[str, str] = {}
+        for kind in folders:
+            for depth in range(len(self._folder), -1, -1):
+                folder = root.joinpath(*self._folder[:depth], kind)
+                if not folder.is_dir() or not folder.resolve().is_relative_to(root.resolve()):
+                    continue
+                for entry in sorted(folder.iterdir()):
+                    name, suffix = posixpath.splitext(entry.name)
+                    if suffix in suffixes and entry.is_file() and name not in found:
+                        target = posixpath.join(*self._folder[:depth], kind, entry.name)
+                        found[name] = posixpath.relpath(target, here)
+        return found
 
     def expand(self, reference: str) -> list[str] | None:
         """The files a glob or folder names, as the suite would write them; None otherwise.

@@ -265,6 +265,10 @@ class FileSource:
         parts = folder.parts
         return [(root, parts[:depth]) for depth in range(len(parts), -1, -1)]
 
+    async def user_types(self, folders: Sequence[str], suffixes: Sequence[str]) -> dict[str, str]:
+        """Files naming user-defined grader types (``Listing.user_types``), off the loop."""
+        return await anyio.to_thread.run_sync(self.listing.user_types, folders, suffixes)
+
     async def expand(self, reference: str) -> list[str] | None:
         """The files a glob or a folder of cases names (sorted), or None for a plain file.
 

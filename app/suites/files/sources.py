@@ -27,6 +27,9 @@ from app.suites.workspaces.workspace import workspace_reference
 FILE_PREFIX = "file://"
 PROMPT_MD = "PROMPT.md"
 CONFIG_FILE = ".agentv/config.yaml"
+USER_TYPE_FOLDERS = (".agentv/assertions", ".agentv/graders", ".agentv/judges")
+"""Where AgentV finds user-defined grader types, in its order of precedence."""
+USER_TYPE_SUFFIXES = (".ts", ".js", ".mts", ".mjs")
 CaseList = list[tuple[DocumentPath, Any]]
 
 
@@ -43,6 +46,8 @@ class Sources:
         source_name: The suite file's name when the suite was named by path.
         sibling_prompt: The text of a ``PROMPT.md`` beside the suite, read only when a test
             has no ``input`` and names no ``PROMPT.md`` (AgentV's task prompt fallback).
+        grader_types: User-defined grader types (``.agentv/assertions/<type>.ts``): type
+            name -> its file, relative to the suite's folder (``graders.user_types``).
     """
 
     cases: dict[DocumentPath, CaseList] = field(default_factory=dict)
@@ -51,6 +56,7 @@ class Sources:
     config_patterns: tuple[str, ...] | None = None
     source_name: str | None = None
     sibling_prompt: str | None = None
+    grader_types: dict[str, str] = field(default_factory=dict)
 
 
 def strip_file_prefix(reference: str) -> str:
@@ -148,6 +154,7 @@ async def load_sources(
     """Read every file the suite needs before its cases can be read."""
     sources = Sources(source_name=source_name)
     sources.config_patterns = await _config_patterns(file_source, findings)
+    sources.grader_types = await file_source.user_types(USER_TYPE_FOLDERS, USER_TYPE_SUFFIXES)
     if not isinstance(document, dict):
         return sources
     for where, reference in case_references(document).items():

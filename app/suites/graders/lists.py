@@ -30,6 +30,7 @@ from app.suites.graders.kinds import (
     read_rubrics,
     weighted_children,
 )
+from app.suites.graders.user_types import as_program
 
 _RUNNABLE = ", ".join(EVALUATOR_TYPES)
 TYPESCRIPT = (".ts", ".mts", ".cts", ".tsx")
@@ -154,7 +155,8 @@ def read_grader(raw: Any, path: DocumentPath, context: GraderContext) -> Evaluat
     if not isinstance(declared, str) or not declared.strip():
         findings.error((*path, "type"), f"is required: a grader type (runnable: {_RUNNABLE})")
         return None
-    entry, negated = find_type(declared)
+    raw = as_program(raw, declared)
+    entry, negated = find_type(raw["type"])
     if entry is None:
         findings.error(
             (*path, "type"),
@@ -392,7 +394,7 @@ def _extras(
 _READERS: dict[str, KindReader] = {**KIND_READERS, "composite": _composite}
 
 _CONSUMED: dict[str, tuple[str, ...]] = {
-    "llm_judge": ("prompt", "rubrics", "criteria", "value"),
+    "llm_judge": ("prompt", "rubrics", "criteria", "value", "provider"),
     "composite": ("evaluators", "assertions", "assert", "aggregator"),
     "code_judge": ("command", "script", "cwd", "target"),
     "regex": ("flags", "value"),
