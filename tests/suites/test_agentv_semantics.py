@@ -136,3 +136,27 @@ async def test_a_judges_provider_names_its_target() -> None:
     assert "'target' names 'b'" in clash["tests[0].assert[0].provider"]
     wrong = errors_by_path(await check(suite({"provider": {"id": "a", "config": {}}})))
     assert "must be the judge's target" in wrong["tests[0].assert[0].provider"]
+
+
+async def test_a_live_conversation_reads_in_the_july_layout() -> None:
+    test = {
+        "id": "tutor",
+        "mode": "conversation",
+        "aggregation": "min",
+        "assert": ["Stays on topic"],
+        "turns": [
+            {"input": "What is 15% of 200?", "assert": ["Says 30"]},
+            {"input": "Double it.", "assert": [{"type": "contains", "value": "60"}]},
+        ],
+        "vars": {"input": [{"role": "system", "content": "You are a tutor."}]},
+    }
+    report = await check({"providers": ["default"], "prompts": ["{{ input }}"], "tests": [test]})
+    assert report.suite is not None, report.errors
+    [case] = report.suite.cases
+    assert case.conversation is not None
+    assert case.conversation.aggregation == "min"
+    assert [turn.evaluators[0].type for turn in case.conversation.turns] == [
+        "llm_judge",
+        "contains",
+    ]
+    assert [message.role for message in case.input_messages] == ["system"]

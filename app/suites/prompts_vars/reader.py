@@ -18,6 +18,7 @@ from typing import Any
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import Message
+from app.suites.agentv.conversations import CONVERSATION_KEYS, is_conversation, read_conversation
 from app.suites.agentv.layout import evaluate_options, skips_defaults
 from app.suites.case_fields import read_expected, read_messages, reference_answer
 from app.suites.documents.document import DocumentPath
@@ -81,6 +82,7 @@ TEST_KEYS = frozenset(
     | {"prompts"}
     | {"input", "expected_output", "conversation_id", "note", "tags", "execution"}
     | TOOL_USE_KEYS
+    | frozenset(CONVERSATION_KEYS)
 )
 TEST_REFUSED = {
     "provider": "a per-test provider is not supported: set the target on the suite",
@@ -90,10 +92,6 @@ TEST_REFUSED = {
     "assertions": "AgentV's case graders are not read in this layout: use assert",
     "evaluators": "AgentV's case graders are not read in this layout: use assert",
     "input_files": "AgentV's input_files are not read in this layout",
-    "turns": "a live conversation is not read in this layout yet: write the suite with "
-    "AgentV's tests/input keys",
-    "mode": "a live conversation is not read in this layout yet: write the suite with "
-    "AgentV's tests/input keys",
 }
 
 
@@ -262,6 +260,11 @@ def _read_test(
         findings.error((*path, "criteria"), f"must be a string, not {describe(criteria)}")
     outcome = renderer.text(criteria, (*path, "criteria")) if isinstance(criteria, str) else ""
     graded = bool(graders or outcome)
+    conversation = None
+    if is_conversation(raw):  # AgentV's live conversation, as in its tests/input layout
+        conversation = read_conversation(
+            raw, path, origin, renderer, findings, templates=True, has_criteria=bool(outcome)
+        )
     threshold = raw.get("threshold", defaults.threshold)
     thresholds = promptfoo_thresholds(threshold, (*path, "threshold"), findings)
     conversation_id = text_field(raw, ("conversation_id",), path, findings)
@@ -287,6 +290,7 @@ def _read_test(
                 expected_messages=expected,
                 reference_answer=reference_answer(expected, {}),
                 evaluators=graders or (),
+                conversation=conversation,
                 graded=graded,
                 thresholds=thresholds,
                 metadata={"metadata": metadata} if metadata else {},
