@@ -196,6 +196,7 @@ def candidate_run(
         llm_calls=(response.llm_calls or ledger.calls.get("candidate")) if response else None,
         tool_calls=response.tool_calls if response else (),
         tools=tools,
+        content=response.content if response else (),
     )
 
 

@@ -111,6 +111,9 @@ class CandidateRun:
         llm_calls: Model calls an agent reports (an API target: one per call).
         tool_calls: Tool calls the target reports, in order.
         tools: The function tools the candidate was offered (the target's and the case's).
+        content: The answer's parts, when an agent gave them as blocks with files in them
+            (``{type: text, text}``, ``{type: file, path, media_type}``); judges with
+            ``preprocessors`` grade their text (``evaluators.preprocess``).
     """
 
     latency_ms: float | None = None
@@ -121,6 +124,7 @@ class CandidateRun:
     llm_calls: int | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     tools: tuple[ToolSpec, ...] = ()
+    content: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -353,6 +353,8 @@ def program_reason(config: EvaluatorConfig) -> str | None:
         return f"type {config.type!r} runs a program or calls an endpoint"
     if config.prompt_program is not None:
         return "its prompt_program runs a program"
+    if config.preprocessors:
+        return "its preprocessors run programs"
     if config.command or config.cwd is not None:
         return "it names a program (command/cwd)"
     aggregator = config.aggregator

@@ -161,6 +161,18 @@ class PromptProgram(BaseModel):
     config: Any = None
 
 
+class Preprocessor(BaseModel):
+    """A program that turns one kind of file in an answer into text for a judge (AgentV).
+
+    ``type`` is a media type (``xlsx`` read as its media type); the program reads
+    ``{path, original_path, media_type}`` as JSON and prints the file's text.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    type: str = Field(min_length=1)
+    command: tuple[str, ...] = Field(min_length=1)
+
+
 class AggregatorConfig(BaseModel):
     """How a ``composite`` combines its children: ``{type, weights?, threshold?, ...}``.
 
@@ -198,6 +210,8 @@ class EvaluatorConfig(BaseModel):
         command / cwd: The program of a code grader (argv, no shell) and its folder (also the
             folder of a ``prompt_program``).
         target_access: A code grader's calls to targets (its ``target``: ``{max_calls}``).
+        preprocessors: A judge's programs for files in the answer, by media type (run like
+            a code grader, in ``cwd``; ``evaluators.preprocess``).
         semantics: ``promptfoo``: the grader follows promptfoo's rules (text compared as
             JavaScript does: never trimmed, case folded with ``toLowerCase``, JSON as
             ``JSON.parse`` reads it; a weight-0 grader always passes); ``default``: this
@@ -227,6 +241,7 @@ class EvaluatorConfig(BaseModel):
     command: tuple[str, ...] = ()
     cwd: str | None = None
     target_access: TargetAccess | None = None
+    preprocessors: tuple[Preprocessor, ...] = ()
     semantics: Literal["default", "promptfoo"] = "default"
 
 

@@ -23,6 +23,7 @@ from app.evaluators.base import EvaluationContext, Evaluator, EvaluatorOutcome, 
 from app.evaluators.code_judge import program_prompt
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.judge_output import JudgeVerdict, Unscored, parse_verdict
+from app.evaluators.preprocess import with_preprocessed_files
 from app.evaluators.results import EvaluatorRawRequest, EvaluatorResult
 from app.evaluators.verdicts import verdict_for
 from app.formatting import (
@@ -288,6 +289,7 @@ class LlmJudgeEvaluator:
         self, config: EvaluatorConfig, context: EvaluationContext
     ) -> EvaluatorOutcome:
         """Ask the judge for a verdict on the candidate answer."""
+        context = await with_preprocessed_files(config, context)
         if config.rubrics and self._rubrics is not None:
             return await self._rubrics.evaluate(config, context)
         judge = context.judge_for(config)

@@ -226,7 +226,7 @@ def build_registry() -> EvaluatorRegistry:
     # A judge here takes one step, so it is always within a ``max_steps`` limit.
     judge_options = (
         *("prompt", "rubrics", "criteria", "value", "target", "provider"),
-        *("temperature", "max_steps"),
+        *("temperature", "max_steps", "preprocessors"),
     )
     registry.register("llm_judge", LlmJudgeEvaluator(RubricEvaluator()), judge_options)
     checks = {

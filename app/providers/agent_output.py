@@ -16,7 +16,10 @@ output format:
 An object is read this way only when it has ``text`` (a string) or ``output`` /
 ``output_messages`` (a list of messages); anything else is the answer as written. The answer
 is ``text``, else the last assistant message's content (JSON when it is not a string). Tool
-calls come from the messages' ``tool_calls`` in order, else from ``trace`` events.
+calls come from the messages' ``tool_calls`` in order, else from ``trace`` events. When
+that content is a list of blocks with files in it (``{"type": "file", "path":
+"out/report.xlsx", "media_type": "..."}``, AgentV's ``ContentFile``), the blocks are kept too
+(``content``): a judge with ``preprocessors`` grades their text.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class AgentOutput:
     cost_usd: float | None = None
     duration_ms: float | None = None
     llm_calls: int | None = None
+    content: tuple[dict[str, Any], ...] = ()
 
 
 def parse_agent_output(raw: str) -> AgentOutput | None:
@@ -64,7 +68,23 @@ def parse_agent_output(raw: str) -> AgentOutput | None:
         cost_usd=_number(document.get("cost_usd")),
         duration_ms=_number(document.get("duration_ms")),
         llm_calls=_count(document.get("llm_calls")),
+        content=_file_content(messages),
     )
+
+
+def _file_content(messages: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """The last assistant message's blocks when some are files (``{type: file, path}``)."""
+    for message in reversed(messages):
+        if message.get("role") == "assistant" and message.get("content") is not None:
+            content = message["content"]
+            blocks = (
+                tuple(b for b in content if isinstance(b, dict))
+                if isinstance(content, list)
+                else ()
+            )
+            files = any(b.get("type") == "file" and isinstance(b.get("path"), str) for b in blocks)
+            return blocks if files else ()
+    return ()
 
 
 def _last_assistant_text(messages: list[dict[str, Any]]) -> str:

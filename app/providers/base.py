@@ -178,6 +178,11 @@ class ProviderResponse(BaseModel):
     llm_calls: int | None = Field(
         None, description="Model calls an agent target reports having made for this answer."
     )
+    content: tuple[dict[str, Any], ...] = Field(
+        (),
+        description="The answer's parts when an agent gave them as blocks with files in them "
+        "(text and file blocks, in order).",
+    )
     duration_ms: float | None = Field(
         None, description="How long the target says it worked on the answer (agents)."
     )

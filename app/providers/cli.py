@@ -216,6 +216,7 @@ class CliAdapter:
             finish_reason="exit",
             raw={**raw, "format": "agent-json"},
             tool_calls=reported.tool_calls,
+            content=reported.content,
             cost_usd=reported.cost_usd,
             llm_calls=reported.llm_calls,
             duration_ms=reported.duration_ms,

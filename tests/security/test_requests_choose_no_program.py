@@ -60,11 +60,16 @@ def test_regrade_graders_that_name_programs_are_refused_by_name(service: Service
             "aggregator": {"type": "code_judge", "command": ["python3", "-c", LEAK]},
         },
         {"name": "placed", "type": "contains", "value": "Hi", "cwd": "/etc"},
+        {
+            "name": "preprocessed",
+            "type": "llm_judge",
+            "preprocessors": [{"type": "text/plain", "command": ["python3", "-c", LEAK]}],
+        },
     ]
     response = service.post(f"/runs/{run_id}/regrade", {"evaluators": programs})
     assert response.status_code == 422, response.text
     errors = response.json()["errors"]
-    assert [error["path"] for error in errors] == [f"evaluators[{i}]" for i in range(5)]
+    assert [error["path"] for error in errors] == [f"evaluators[{i}]" for i in range(6)]
     for error, grader in zip(errors, programs, strict=True):
         assert f"grader {grader['name']!r} cannot be sent in a regrade" in error["message"]
     assert SECRET not in response.text

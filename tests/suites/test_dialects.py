@@ -264,7 +264,6 @@ async def test_an_expected_message_needs_content_or_tool_calls() -> None:
     [
         ({"docker": {"image": "x"}}, "docker", "Docker workspace"),
         ({"environment": {"image": "x"}}, "environment", "agent environment"),
-        ({"preprocessors": []}, "preprocessors", "preprocessors"),
         ({"target": {"provider": "openai"}}, "target", "an inline target definition"),
     ],
 )

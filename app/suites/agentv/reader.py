@@ -13,6 +13,7 @@ them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import partial
 from typing import Any
 
 from app.suites.agentv.case import SuiteDefaults, check_suite_lists, read_case
@@ -26,6 +27,7 @@ from app.suites.documents.findings import (
     warn_unknown_keys,
 )
 from app.suites.files.sources import Sources
+from app.suites.graders.preprocessors import read_preprocessors, with_suite_preprocessors
 from app.suites.model import EvalCase, EvalSuite
 from app.suites.reading import (
     CaseOrigin,
@@ -52,14 +54,13 @@ SUITE_KEYS = frozenset(
     | {"thresholds"}
     | {"repeat", "trials"}
     | {"guideline_patterns", "assertions", "assert", "input", "input_files", "vars", "imports"}
-    | {"workspace", "budget_usd", "system_prompt"}
+    | {"workspace", "budget_usd", "system_prompt", "preprocessors"}
     | {*CASE_LIST_KEYS, *METADATA_KEYS}
     | TOOL_USE_KEYS
 )
 SUITE_REFUSED = {
     "environment": "it needs an agent environment, which this service does not set up",
     "docker": "it needs a Docker workspace, which this service does not set up",
-    "preprocessors": "content preprocessors (programs run on answers) are not supported yet",
     "experiment": "experiment settings are not supported yet",
     "prompts": "it belongs to the prompts/providers/vars layout, not read with an evalcases list",
     "providers": "it belongs to the prompts/providers/vars layout: name the target with 'target'",
@@ -90,6 +91,11 @@ def read_agentv(document: Mapping[str, Any], sources: Sources, findings: Finding
     defaults.tool_use = read_tool_use(document, (), findings, sources.texts)
     check_suite_lists(defaults, findings)
     cases, origins = _cases(document, sources, defaults, findings)
+    preprocessors = document.get("preprocessors")
+    if preprocessors is not None:
+        read = read_preprocessors(preprocessors, ("preprocessors",), findings) or ()
+        apply = partial(with_suite_preprocessors, suite=read)
+        cases = [case.with_graders(apply) for case in cases]
     if findings.errors:
         return SuiteCheck(suite=None, dialect=dialect)
     if len(fields["targets"]) == 1:  # one target listed: the suite's target

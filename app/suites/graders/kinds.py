@@ -22,6 +22,7 @@ from app.evaluators.json_schemas import schema_problem
 from app.evaluators.registry import RUNNABLE_AGGREGATORS
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe
+from app.suites.graders.preprocessors import read_preprocessors
 from app.suites.reading import References, Renderer, add_reference
 
 PromptFiles = Literal["heuristic", "prefix"]
@@ -211,6 +212,9 @@ def _judge(raw: Mapping[str, Any], path: DocumentPath, context: GraderContext) -
     target = _judge_target(raw, path, context.findings)
     if target is not None:
         fields["target"] = target
+    if raw.get("preprocessors") is not None:
+        where = (*path, "preprocessors")
+        fields["preprocessors"] = read_preprocessors(raw["preprocessors"], where, context.findings)
     return fields
 
 

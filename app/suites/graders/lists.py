@@ -394,7 +394,7 @@ def _extras(
 _READERS: dict[str, KindReader] = {**KIND_READERS, "composite": _composite}
 
 _CONSUMED: dict[str, tuple[str, ...]] = {
-    "llm_judge": ("prompt", "rubrics", "criteria", "value", "provider"),
+    "llm_judge": ("prompt", "rubrics", "criteria", "value", "provider", "preprocessors"),
     "composite": ("evaluators", "assertions", "assert", "aggregator"),
     "code_judge": ("command", "script", "cwd", "target"),
     "regex": ("flags", "value"),

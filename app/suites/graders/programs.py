@@ -84,12 +84,15 @@ def _place(
         declared = (aggregator.model_extra or {}).get("cwd")
         folder = _folder(grader, declared, policy, findings, where, reported)
         update["aggregator"] = aggregator.model_copy(update={"cwd": folder})
-    if grader.type == "code_judge" or runs_program(grader) or grader.prompt_program is not None:
+    runs = runs_program(grader) or grader.prompt_program is not None or bool(grader.preprocessors)
+    if grader.type == "code_judge" or runs:
         folder = _folder(grader, grader.cwd, policy, findings, where, reported)
         update["cwd"] = folder
         # A code grader's missing script fails when it runs (exit non-zero: score 0, as in
-        # AgentV); a judge prompt program's stops the run, so it is an error here already.
+        # AgentV); a judge prompt program's or preprocessor's is an error here already (AgentV
+        # refuses the case).
         commands = [grader.prompt_program.command] if grader.prompt_program else []
+        commands += [preprocessor.command for preprocessor in grader.preprocessors]
         for command in commands if folder is not None else []:
             missing = _missing_script(command, Path(str(folder)))
             if missing is not None and grader.name not in reported:
