@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scripts.conformance.agentv import peer, service
-from scripts.conformance.agentv.compare import Figures, compare_suite, split
+from scripts.conformance.agentv.compare import (
+    Deliberate,
+    Difference,
+    Figures,
+    Tally,
+    compare_suite,
+    split,
+)
 from scripts.conformance.agentv.fake import LoggingFake, serve
 from scripts.conformance.agentv.install import ROOT, ensure_agentv
 from scripts.conformance.agentv.known import DELIBERATE
@@ -104,22 +111,53 @@ def report(figures: Figures, labels: list[str]) -> int:
         if any(fnmatch.fnmatchcase(label, entry.suite) for label in labels)
     )
     unexplained, idle = split(figures.differences, relevant)
-    print("| compared | agree |\n|---|---|")
-    print(f"| candidate chat messages, identical | {figures.messages} |")
-    print(f"| judge prompt's `[[ ## question ## ]]` | {figures.question} |")
-    print(f"| per grader: same score and pass/fail | {figures.graders} |")
-    print(f"| per case: same pass / not-pass | {figures.cases} |")
+    print("| compared | agree | agree or a deliberate difference |\n|---|---|---|")
+    rows = (
+        ("candidate chat messages, identical", figures.messages, "messages"),
+        ("judge prompt's `[[ ## question ## ]]`", figures.question, "question"),
+        ("per grader: same score and pass/fail", figures.graders, "grader"),
+        ("per case: same pass / not-pass", figures.cases, "verdict"),
+    )
+    for label, tally, kind in rows:
+        print(f"| {label} | {tally} | {with_deliberate(tally, kind, figures, unexplained)} |")
     print(f"\ncases AgentV ran that the service did not: {figures.not_run}")
     deliberate = len(figures.differences) - len(unexplained)
     print(
         f"differences: {len(figures.differences)}, deliberate: {deliberate}, "
         f"unexplained: {len(unexplained)}"
     )
+    for reason, count in sorted(by_reason(figures.differences, unexplained, relevant).items()):
+        print(f"  deliberate [{reason}]: {count}")
     for difference in unexplained:
         print(f"  {difference}")
     for entry in idle:
         print(f"  NOW AGREES (drop from known.py and docs/design.md): {entry}")
     return 1 if unexplained or idle else 0
+
+
+def with_deliberate(
+    tally: Tally, kind: str, figures: Figures, unexplained: list[Difference]
+) -> Tally:
+    """``tally`` counting a comparison whose difference is deliberate as agreeing."""
+    left = set(unexplained)
+    covered = sum(d.kind == kind and d not in left for d in figures.differences)
+    return Tally(agree=tally.agree + covered, total=tally.total)
+
+
+def by_reason(
+    differences: list[Difference], unexplained: list[Difference], entries: tuple[Deliberate, ...]
+) -> dict[str, int]:
+    """How many explained differences each deliberate reason covers (a case's verdict that
+    follows from its other differences counts as ``follows``)."""
+    left = set(unexplained)
+    counts: dict[str, int] = {}
+    for difference in differences:
+        if difference in left:
+            continue
+        entry = next((e for e in entries if e.covers(difference)), None)
+        reason = entry.reason if entry is not None else "follows"
+        counts[reason] = counts.get(reason, 0) + 1
+    return counts
 
 
 def _isolated(argv: list[str]) -> int:

@@ -101,12 +101,20 @@ def message_category(ours: list[dict[str, Any]] | None, theirs: list[dict[str, A
     return "other"
 
 
+_TRANSCRIPT = re.compile(r"^(system|user|assistant|tool): ", re.MULTILINE)
+
+
 def question_category(ours: str, theirs: str) -> str:
     """Why two judge questions differ: ``whitespace``, ``guidelines`` (ours references a
-    guideline file that AgentV embeds), or ``other``."""
+    guideline file that AgentV embeds), ``conversation`` (ours is the marked question, AgentV
+    quotes a live conversation as ``role: text`` lines), or ``other``."""
     if _SPACE.sub(" ", ours).strip() == _SPACE.sub(" ", theirs).strip():
         return "whitespace"
-    return "guidelines" if "<Attached: " in ours else "other"
+    if "<Attached: " in ours:
+        return "guidelines"
+    if ours.startswith("@[") and _TRANSCRIPT.match(theirs):
+        return "conversation"
+    return "other"
 
 
 def _same_score(ours: float | None, theirs: float | None) -> bool:

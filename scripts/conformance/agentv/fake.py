@@ -26,7 +26,9 @@ JUDGE_CONTRACTS = (
     "You must return a valid JSON object",
     "You are an expert grader",
 )
-_RUBRIC_ID = re.compile(r"^- \[([^\]]+)\]", re.M)
+_RUBRIC_ID = re.compile(r"^(?:- \[([^\]]+)\]|### Criterion: (\S+))", re.M)
+"""A rubric item's id in a judge prompt: ``- [id]`` (this service's, AgentV's checklist) or
+AgentV's ``### Criterion: id`` (criteria scored in ranges)."""
 _ANSWER_MARKERS = ("[[ ## answer ## ]]", JUDGE_MARKER, "[[ ## output ## ]]")
 _SECTION = re.compile(r"\[\[ ## question ## \]\]\n(.*?)(?:\n\n\[\[ ## |\Z)", re.S)
 
@@ -93,7 +95,7 @@ def rubric_checks(messages: list[dict[str, Any]], score: float) -> list[dict[str
     """One check per ``- [id]`` rubric line: all met at score 1, every other one at 0.5
     (with ``score``, 0-10, for criteria scored in ranges)."""
     text = "\n".join(str(m.get("content")) for m in messages if m.get("role") == "user")
-    ids = _RUBRIC_ID.findall(text)
+    ids = [listed or ranged for listed, ranged in _RUBRIC_ID.findall(text)]
     return [
         {"id": item, "satisfied": score == 1.0 or (score == 0.5 and index % 2 == 0),
          "score": round(10 * score), "reasoning": "fake"}

@@ -23,5 +23,6 @@ DELIBERATE: tuple[Deliberate, ...] = (
     Deliberate("messages", "2026-*", "*", "[guidelines]", "guidelines"),
     Deliberate("question", "2026-*", "*", "[guidelines]", "guidelines"),
     Deliberate("not-run", "2026-*", "*", "is not given: send it in the request's `env`", "env"),
-    Deliberate("grader", "2026-*", "*", "was not found on the PATH", "program-missing"),
+    Deliberate("grader", "2026-*", "*", "was not found on the sandbox's PATH", "program-missing"),
+    Deliberate("question", "2026-*", "*", "[conversation]", "conversation"),
 )
