@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import shutil
+import stat
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -155,12 +156,27 @@ def _copy(template: str | None, path: Path) -> None:
         return
     try:
         copy_without_links(Path(template), path)
+        _writable(path)
     except LinkRefused as exc:
         raise WorkspaceError(f"the workspace template {template!r}: {exc}") from None
     except OSError as exc:
         raise WorkspaceError(
             f"the workspace template {template!r} could not be copied: {exc}"
         ) from None
+
+
+def _writable(path: Path) -> None:
+    """Let the copy's owner write everywhere in it: it is the case's working folder.
+
+    The template may be read-only (a suite checked out or mounted read-only), and hooks and
+    the agent run as the sandbox's user, who owns the copy but could not write in it.
+    """
+    for parent, folders, files in os.walk(path):
+        for name in (".", *folders, *files):
+            entry = os.path.join(parent, name)
+            mode = os.lstat(entry).st_mode
+            if not stat.S_ISLNK(mode):
+                os.chmod(entry, stat.S_IMODE(mode) | stat.S_IWUSR)
 
 
 async def _run_hook(

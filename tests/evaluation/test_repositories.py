@@ -13,7 +13,8 @@ import pytest
 
 from app.evaluation.repositories import RepoCheckouts, RepositoryError
 from app.evaluation.workspaces import WorkspaceError, case_workspace
-from app.suites.model import Workspace, WorkspaceRepo
+from app.evaluators.programs import ProgramRunner
+from app.suites.model import Workspace, WorkspaceHook, WorkspaceRepo
 from testkit.git_repos import git, make_repository, serve_repositories
 
 URL = "https://git.example.invalid/acme/core.git"
@@ -213,3 +214,27 @@ async def test_a_server_without_git_fails_the_clone_by_name(
     repo = WorkspaceRepo(path="r", url=URL, source=str(source[0]))
     with pytest.raises(RepositoryError, match="git is not installed on this server"):
         await RepoCheckouts().place(repo, tmp_path / "ws")
+
+
+HOOK = """\
+import json, os, sys
+folder = os.path.join(json.load(sys.stdin)["workspace_path"], ".claude")
+os.makedirs(folder)
+open(os.path.join(folder, "skills.md"), "w").write("copied")
+"""
+
+
+async def test_a_read_only_template_gives_a_workspace_its_hooks_can_write_in(
+    tmp_path: Path,
+) -> None:
+    template = tmp_path / "template"
+    (template / "skills").mkdir(parents=True)
+    (template / "skills" / "deploy.md").write_text("deploy\n")
+    for entry in (template / "skills" / "deploy.md", template / "skills", template):
+        entry.chmod(0o555 if entry.is_dir() else 0o444)  # a read-only checkout of the suite
+    hook = WorkspaceHook(command=("python3", "-c", HOOK), cwd=str(tmp_path))
+    spec = Workspace(template=str(template), before_all=hook)
+    async with case_workspace(spec, ProgramRunner(roots=(tmp_path,)), "case-1") as workspace:
+        assert (workspace.path / ".claude" / "skills.md").read_text() == "copied"
+        (workspace.path / "skills" / "deploy.md").write_text("changed\n")
+    assert (template / "skills" / "deploy.md").read_text() == "deploy\n"
