@@ -160,3 +160,9 @@ async def test_a_live_conversation_reads_in_the_july_layout() -> None:
         "contains",
     ]
     assert [message.role for message in case.input_messages] == ["system"]
+
+
+async def test_suite_preprocessors_of_the_july_layout_are_refused_by_name() -> None:
+    suite = {"providers": ["default"], "prompts": ["{{ q }}"], "tests": [{"vars": {"q": "Hi"}}]}
+    report = await check({**suite, "preprocessors": [{"type": "xlsx", "command": ["x"]}]})
+    assert "'preprocessors' is not supported" in errors_by_path(report)["preprocessors"]

@@ -75,6 +75,8 @@ SUITE_REFUSED = {
     "input": "AgentV's suite input is not read in this layout: put it in the prompts",
     "input_files": "AgentV's suite input_files are not read in this layout",
     "execution": "AgentV's execution settings are not read in this layout: use providers",
+    "preprocessors": "AgentV's suite preprocessors are read with its tests/input keys, not in "
+    "this layout yet (a judge's own preprocessors are read)",
     "evalcases": "AgentV's evalcases are not read in this layout: use tests",
 }
 TEST_KEYS = frozenset(
