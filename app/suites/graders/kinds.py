@@ -209,44 +209,15 @@ def _judge(raw: Mapping[str, Any], path: DocumentPath, context: GraderContext) -
     if source is not None:
         render = context.render
         fields["rubrics"] = read_rubrics(raw[source], (*path, source), context.findings, render)
-    target = _judge_target(raw, path, context.findings)
-    if target is not None:
+    target = raw.get("target")
+    if target is not None and not isinstance(target, str):
+        context.findings.error((*path, "target"), "must be the name of a judge target")
+    elif target is not None:
         fields["target"] = target
     if raw.get("preprocessors") is not None:
         where = (*path, "preprocessors")
         fields["preprocessors"] = read_preprocessors(raw["preprocessors"], where, context.findings)
     return fields
-
-
-def _judge_target(raw: Mapping[str, Any], path: DocumentPath, findings: Findings) -> str | None:
-    """The judge's target: ``target`` (AgentV) or ``provider``, both given, they must agree.
-
-    ``provider`` is promptfoo's (and AgentV's July layout's) word: a name, or a mapping
-    whose only key ``id`` is one.
-    """
-    named: dict[str, str] = {}
-    for key in ("target", "provider"):
-        value = raw.get(key)
-        if key == "provider" and isinstance(value, Mapping) and set(value) == {"id"}:
-            value = value["id"]
-        if value is None:
-            continue
-        if not isinstance(value, str) or not value.strip():
-            shown = "a name, or {id: NAME}" if key == "provider" else "a name"
-            findings.error(
-                (*path, key),
-                f"must be the judge's target: {shown} of the targets file, not {describe(value)}",
-            )
-            continue
-        named[key] = value.strip()
-    if len(set(named.values())) > 1:
-        findings.error(
-            (*path, "provider"),
-            f"names the judge target {named['provider']!r} but 'target' names "
-            f"{named['target']!r}: give one",
-        )
-        return None
-    return next(iter(named.values()), None)
 
 
 def _text_value(

@@ -165,8 +165,7 @@ def read_grader(raw: Any, path: DocumentPath, context: GraderContext) -> Evaluat
         )
         return None
     before = len(findings.errors)
-    if context.promptfoo:
-        raw = promptfoo_values(raw, entry, path, findings)
+    raw = _dialect_values(raw, entry, path, context)
     fields = _common_fields(raw, declared, negated, path, findings)
     fields.update(_READERS.get(entry.name, _keep)(raw, path, context))
     extras = _extras(raw, entry, fields, path, findings)
@@ -215,7 +214,10 @@ def provider_name(raw: Any) -> str | None:
 def _judge_provider(
     raw: Mapping[str, Any], path: DocumentPath, findings: Findings
 ) -> Mapping[str, Any]:
-    """A model grader's promptfoo ``provider`` as its judge ``target``."""
+    """A model grader's ``provider`` as its judge ``target``; both given, they must agree.
+
+    ``provider`` is promptfoo's word, and AgentV's July layout's.
+    """
     rest = {key: value for key, value in raw.items() if key != "provider"}
     name = provider_name(raw["provider"])
     if name is None:
@@ -224,21 +226,31 @@ def _judge_provider(
             f"must name a judge target (a string or {{id}}), not {describe(raw['provider'])}",
         )
         return rest
+    if rest.get("target") not in (None, name):
+        findings.error(
+            (*path, "provider"),
+            f"names the judge target {name!r} but 'target' names {rest['target']!r}: give one",
+        )
     return {**rest, "target": name}
 
 
-def promptfoo_values(
-    raw: Mapping[str, Any], entry: GraderType, path: DocumentPath, findings: Findings
+def _dialect_values(
+    raw: Mapping[str, Any], entry: GraderType, path: DocumentPath, context: GraderContext
 ) -> Mapping[str, Any]:
+    """A model grader's ``provider`` as its ``target`` (every dialect), then promptfoo's rules."""
+    if entry.family == "model" and "provider" in raw:
+        raw = _judge_provider(raw, path, context.findings)
+    return promptfoo_values(raw, entry) if context.promptfoo else raw
+
+
+def promptfoo_values(raw: Mapping[str, Any], entry: GraderType) -> Mapping[str, Any]:
     """A promptfoo grader's keys as promptfoo reads them.
 
     Numbers are text (``contains: 52.5``), a ``-any``/``-all`` string is a
     comma-separated list (``"red, blue"``: ``red`` and ``blue``), the ``value`` of
-    ``is-json``/``contains-json`` is their JSON Schema, and a model grader's ``provider`` is
-    its judge ``target``.
+    ``is-json``/``contains-json`` is their JSON Schema (a model grader's ``provider`` is read
+    in every dialect, by ``read_grader``).
     """
-    if entry.family == "model" and "provider" in raw:
-        raw = _judge_provider(raw, path, findings)
     type_name = entry.name
     value = raw.get("value")
     if type_name in ("is_json", "contains_json") and isinstance(value, dict):
