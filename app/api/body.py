@@ -64,6 +64,8 @@ class DocumentBody(Generic[ModelT]):
             ``query_fields`` (plus the list fields) come from the query string.
         yaml_example: The example shown for the YAML body.
         query_fields: Scalar fields read from the query string with a YAML body.
+        list_fields: List fields read from the query string with a YAML body (when there
+            are ``query_fields``).
     """
 
     def __init__(
@@ -74,11 +76,12 @@ class DocumentBody(Generic[ModelT]):
         yaml_field: str | None = None,
         yaml_example: str | None = None,
         query_fields: tuple[str, ...] = (),
+        list_fields: tuple[str, ...] = LIST_QUERY_FIELDS,
     ) -> None:
         self.model = model
         self.yaml_field = yaml_field
         self.query_fields = query_fields
-        self.list_fields = LIST_QUERY_FIELDS if query_fields else ()
+        self.list_fields = list_fields if query_fields else ()
         self.openapi = self._openapi(examples, yaml_example)
 
     async def __call__(self, request: Request) -> ModelT:

@@ -10,7 +10,7 @@ from fastapi.responses import StreamingResponse
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from app.api.auth import CallerDep
-from app.api.body import DocumentBody, text_json_body
+from app.api.body import LIST_QUERY_FIELDS, DocumentBody, text_json_body
 from app.api.dependencies import ServicesDep, SettingsDep
 from app.api.evaluate import SUITE_QUERY_FIELDS
 from app.api.problems import problem_responses
@@ -24,6 +24,7 @@ from app.schemas.runs import (
     ResultPage,
     RunList,
     RunObject,
+    RunPatch,
     RunRequest,
     RunStatusName,
     regrade_examples,
@@ -51,6 +52,7 @@ RUN_BODY = DocumentBody(
     yaml_field="suite",
     yaml_example=QUICK_SUITE_YAML,
     query_fields=(*SUITE_QUERY_FIELDS, "cache"),
+    list_fields=(*LIST_QUERY_FIELDS, "tags"),
 )
 
 
@@ -104,17 +106,55 @@ async def list_runs(
     runs: RunsDep,
     caller: CallerDep,
     status: Annotated[RunStatusName | None, Query(description="Only runs in this status.")] = None,
+    tag: Annotated[
+        str | None, Query(max_length=100, description="Only runs carrying this tag.")
+    ] = None,
+    name: Annotated[
+        str | None,
+        Query(max_length=500, description="Only runs of this name (their suite's or eval's)."),
+    ] = None,
     limit: Limit = None,
     cursor: Cursor = None,
 ) -> RunList:
-    """One page of runs, newest first; follow `next_cursor` for the next page."""
-    return await runs.list(status=status, limit=limit, cursor=cursor, caller=caller.id)
+    """One page of runs, newest first; follow `next_cursor` for the next page.
+
+    `?tag=main&name=customer-support&status=completed&limit=1` is the newest finished run of
+    that suite tagged `main`: the base `evalx compare --base-from tag:main` compares with.
+    """
+    return await runs.list(
+        status=status, limit=limit, cursor=cursor, caller=caller.id, tag=tag, name=name
+    )
 
 
 @router.get("/{run_id}", operation_id="get_run", summary="A run", responses=problem_responses(404))
 async def get_run(run_id: RunId, runs: RunsDep, caller: CallerDep) -> RunObject:
     """The run, with its progress and the summary of the cases finished so far."""
     return await runs.get(run_id, caller.id)
+
+
+@router.patch(
+    "/{run_id}",
+    operation_id="update_run",
+    summary="Change a run's tags",
+    responses=problem_responses(400, 404, 422),
+    dependencies=[Depends(text_json_body)],
+)
+async def update_run(
+    run_id: RunId,
+    patch: Annotated[
+        RunPatch,
+        Body(
+            openapi_examples={
+                "tag": {"summary": "Tag a run as main's", "value": {"tags": ["main"]}},
+                "untag": {"summary": "Remove every tag", "value": {"tags": []}},
+            }
+        ),
+    ],
+    runs: RunsDep,
+    caller: CallerDep,
+) -> RunObject:
+    """Replace the run's tags (queued, running or finished alike); the run as it is now."""
+    return await runs.update(run_id, patch, caller.id)
 
 
 @router.get(

@@ -52,6 +52,14 @@ class ServiceClient:
         run: dict[str, Any] = (await self._call("GET", f"/runs/{run_id}")).json()
         return run
 
+    async def runs(self, **filters: str | int | None) -> list[dict[str, Any]]:
+        """``GET /runs``: the first page of runs, newest first, passing ``filters``."""
+        params = {name: value for name, value in filters.items() if value is not None}
+        found: list[dict[str, Any]] = (await self._call("GET", "/runs", params=params)).json()[
+            "runs"
+        ]
+        return found
+
     async def cancel(self, run_id: str) -> dict[str, Any]:
         """``POST /runs/{id}/cancel``."""
         run: dict[str, Any] = (await self._call("POST", f"/runs/{run_id}/cancel")).json()

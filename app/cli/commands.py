@@ -35,6 +35,30 @@ class Connection:
 
 
 @dataclass(frozen=True)
+class BaseRun:
+    """Where the base of a comparison comes from: a run id, or a tag (its newest run)."""
+
+    run_id: str | None = None
+    tag: str | None = None
+
+    async def resolve(self, client: ServiceClient, head: Mapping[str, Any]) -> str | None:
+        """The base's run id: the given one, or the tag's (see ``tagged``)."""
+        if self.tag is None:
+            return self.run_id
+        return await self.tagged(client, self.tag, head)
+
+    @staticmethod
+    async def tagged(client: ServiceClient, tag: str, head: Mapping[str, Any]) -> str:
+        """The newest completed run of the head's suite carrying ``tag``, the head left out."""
+        found = await client.runs(tag=tag, name=head.get("name"), status="completed", limit=2)
+        for run in found:
+            if run["id"] != head["id"]:
+                return str(run["id"])
+        suite = f" of suite {head['name']!r}" if head.get("name") else ""
+        raise ClientError(f"no completed run{suite} carries the tag {tag!r}")
+
+
+@dataclass(frozen=True)
 class RunOptions:
     """Everything ``evalx run`` was told."""
 
@@ -43,7 +67,7 @@ class RunOptions:
     env: Mapping[str, str]
     idempotency_key: str | None
     min_pass_rate: float | None
-    base: str | None
+    base: BaseRun
     fail_on_regression: bool
     outputs: Outputs
     suite_name: str | None = None
@@ -140,7 +164,8 @@ async def run_suite(connection: Connection, options: RunOptions, out: Console, e
             f"connection{'s' if tally.reconnects else ''}",
             highlight=False,
         )
-        comparison = await client.compare(options.base, run_id) if options.base else None
+        base = await options.base.resolve(client, run)
+        comparison = await client.compare(base, run_id) if base else None
         verdict = run_verdict(
             run, records, options.min_pass_rate,
             comparison if options.fail_on_regression else None,
@@ -176,7 +201,7 @@ def _print_verdict(out: Console, verdict: Verdict) -> None:
 
 async def compare_runs(
     connection: Connection,
-    base: str,
+    base_run: BaseRun,
     head: str,
     fail_on_regression: bool,
     outputs: Outputs,
@@ -184,6 +209,8 @@ async def compare_runs(
 ) -> int:
     """Compare ``head`` with ``base``; 1 when asked to fail on a significant regression."""
     async with connect(connection, None) as (client, links):
+        base = await base_run.resolve(client, await client.run(head) if base_run.tag else {})
+        assert base is not None
         comparison = await client.compare(base, head)
     print_comparison(out, comparison)
     worse = regressed(comparison)

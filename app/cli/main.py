@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from app.cli.commands import Connection, RunOptions, compare_runs, run_suite
+from app.cli.commands import BaseRun, Connection, RunOptions, compare_runs, run_suite
 from app.cli.outputs import Outputs, read_run_id
 from app.cli.problems import EXIT_INTERRUPTED, EXIT_RUN_FAILED, ClientError
 from app.cli.suite import suite_argument
@@ -67,26 +67,36 @@ MarkdownFile = Annotated[
     typer.Option(dir_okay=False, help="Write a Markdown PR comment.", show_default=False),
 ]
 BaseFrom = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
-        exists=True,
-        dir_okay=False,
-        help="A file naming the base run: an earlier --json report, or a run id.",
+        help="The base run: tag:NAME (the newest completed run of the same suite carrying "
+        "the tag NAME), or a file naming it (an earlier --json report, or a run id).",
         show_default=False,
     ),
 ]
+TAG_PREFIX = "tag:"
 FailOnOption = Annotated[
     FailOn, typer.Option(help="Exit 1 when the head is significantly worse than the base.")
 ]
 
 
-def _base(base: str | None, base_from: Path | None) -> str | None:
-    if base_from is not None:
-        found = read_run_id(base_from)
-        if not found:
-            raise ClientError(f"{base_from} names no run")
-        return found
-    return base
+def _base(base: str | None, base_from: str | None) -> BaseRun:
+    if base_from is None:
+        return BaseRun(run_id=base)
+    if base is not None:
+        raise ClientError("give --base or --base-from, not both")
+    if base_from.startswith(TAG_PREFIX):
+        tag = base_from.removeprefix(TAG_PREFIX)
+        if not tag:
+            raise ClientError(f"--base-from {base_from!r}: write tag:NAME")
+        return BaseRun(tag=tag)
+    path = Path(base_from)
+    if not path.is_file():
+        raise ClientError(f"--base-from {base_from!r}: no such file (a tag is written tag:NAME)")
+    found = read_run_id(path)
+    if not found:
+        raise ClientError(f"{base_from} names no run")
+    return BaseRun(run_id=found)
 
 
 def _pairs(values: list[str], option: str) -> dict[str, str]:
@@ -140,6 +150,10 @@ def run(
         str | None,
         typer.Option(help="The same key and suite give back the same run.", show_default=False),
     ] = None,
+    tag: Annotated[
+        list[str],
+        typer.Option(help="Tag the run (repeatable), e.g. the branch: main.", show_default=False),
+    ] = [],  # noqa: B006
     min_pass_rate: Annotated[
         float | None,
         typer.Option(
@@ -190,6 +204,8 @@ def run(
             request[name] = value
     if case:
         request["case_ids"] = case
+    if tag:
+        request["tags"] = tag
 
     async def work() -> int:
         variables = _pairs(env, "--env")
@@ -233,10 +249,9 @@ def compare(
         if base_from is not None and len(runs) == 1:
             base, head = _base(None, base_from), runs[0]
         elif base_from is None and len(runs) == 2:
-            base, head = runs
+            base, head = BaseRun(run_id=runs[0]), runs[1]
         else:
-            raise ClientError("give BASE HEAD, or HEAD with --base-from FILE")
-        assert base is not None
+            raise ClientError("give BASE HEAD, or HEAD with --base-from FILE or tag:NAME")
         connection = Connection(server, key, embedded, viewer_url)
         outputs = Outputs(json=json, markdown=markdown)
         return await compare_runs(

@@ -56,6 +56,7 @@ class NewRun:
     owner: str | None = None
     name: str | None = None
     arms: tuple[RunArm, ...] = ()
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

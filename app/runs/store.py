@@ -42,7 +42,8 @@ from app.runs.models import (
 from app.runs.records_store import RecordsStore, arms_column, read_arms
 from app.runs.reviews_store import ReviewsStore
 from app.runs.store_base import aware, decode_cursor, encode_cursor, utc_now
-from app.runs.tables import CaseRow, EventRow, IdempotencyKeyRow, ResultRow, RunRow
+from app.runs.tables import CaseRow, EventRow, IdempotencyKeyRow, ResultRow, RunRow, RunTagRow
+from app.runs.tags_store import TagsStore, insert_tags
 from app.runs.webhooks import Outbox
 
 CASE_INSERT_BATCH = 500
@@ -77,7 +78,7 @@ def _run_info(row: RunRow) -> RunInfo:
     )
 
 
-class RunStore(RecordsStore, ReviewsStore):
+class RunStore(RecordsStore, ReviewsStore, TagsStore):
     """Async access to runs, cases, results, events, idempotency keys and cached replies."""
 
     outbox: Outbox | None = None
@@ -152,6 +153,7 @@ class RunStore(RecordsStore, ReviewsStore):
                 created_at=now,
             )
         )
+        await insert_tags(session, run.id, run.tags)
         total = 0
         batch: list[dict[str, Any]] = []
         for case in cases:
@@ -240,12 +242,26 @@ class RunStore(RecordsStore, ReviewsStore):
             return _run_info(row)
 
     async def list_runs(
-        self, *, status: str | None, limit: int, cursor: str | None, owner: str | None = None
+        self,
+        *,
+        status: str | None,
+        limit: int,
+        cursor: str | None,
+        owner: str | None = None,
+        tag: str | None = None,
+        name: str | None = None,
     ) -> Page:
-        """Runs, newest first, ``limit`` per page, optionally of one status and one owner."""
+        """Runs, newest first, ``limit`` per page.
+
+        Optionally only those of one status, one owner, carrying ``tag``, named ``name``.
+        """
         query = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id.desc())
         if status is not None:
             query = query.where(RunRow.status == status)
+        if tag is not None:
+            query = query.where(RunRow.id.in_(select(RunTagRow.run_id).where(RunTagRow.tag == tag)))
+        if name is not None:
+            query = query.where(RunRow.name == name)
         if owner is not None:
             query = query.where(RunRow.owner == owner)
         if cursor is not None:
@@ -353,7 +369,7 @@ class RunStore(RecordsStore, ReviewsStore):
                 raise RunStateConflict(
                     f"run {run_id!r} is {run.status}; cancel it or wait until it finishes"
                 )
-            for table in (EventRow, ResultRow, CaseRow, IdempotencyKeyRow):
+            for table in (EventRow, ResultRow, CaseRow, IdempotencyKeyRow, RunTagRow):
                 await session.execute(delete(table).where(table.run_id == run_id))
             await session.execute(delete(RunRow).where(RunRow.id == run_id))
 

@@ -126,6 +126,17 @@ class RunRow(Base):
     )
 
 
+class RunTagRow(Base):
+    """A tag a person or CI put on a run (``main``, ``release-2.1``): runs are found by tag."""
+
+    __tablename__ = "run_tags"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    tag: Mapped[str] = mapped_column(String(100), primary_key=True)
+
+    __table_args__ = (Index("ix_run_tags_tag", "tag"),)
+
+
 class CaseRow(Base):
     """One case of a run: its definition and whether it still has to run."""
 

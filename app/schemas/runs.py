@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from app.evaluation.arms import RunArm
 from app.evaluation.summary import RunSummary
@@ -18,6 +18,21 @@ CaseStatusName = Literal["passed", "borderline", "failed", "judge_error", "error
 NDJSON_MEDIA_TYPE = "application/x-ndjson"
 SAMPLE_RUN_ID = "run_sample"
 """The run a fresh server creates on the mock target, so that ``/docs`` examples can use it."""
+MAX_TAGS = 20
+TAG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/@+=-]*$"
+Tag = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=100, pattern=TAG_PATTERN),
+    Field(
+        description="A letter or digit, then letters, digits and `. _ : / @ + = -` "
+        "(no spaces), at most 100 characters.",
+        examples=["main"],
+    ),
+]
+TAGS_DESCRIPTION = (
+    "Labels to find the run by (`GET /runs?tag=`), such as the branch or release it ran "
+    f"for; at most {MAX_TAGS}, repeats count once."
+)
 
 
 class RunRequest(EvaluateRequest):
@@ -29,6 +44,18 @@ class RunRequest(EvaluateRequest):
             "Store candidate and judge replies by a hash of the exact provider request and "
             "reuse them (errors are never cached; a hit is marked in the record's `cached`)."
         ),
+    )
+    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS, description=TAGS_DESCRIPTION)
+
+
+class RunPatch(BaseModel):
+    """What can change on a run: its tags."""
+
+    model_config = ConfigDict(extra="forbid")
+    tags: list[Tag] = Field(
+        max_length=MAX_TAGS,
+        description="The run's tags from now on (replaces them; `[]` removes every tag).",
+        examples=[["main", "release-2.1"]],
     )
 
 
@@ -52,6 +79,12 @@ class RegradeRequest(BaseModel):
         examples=["default"],
     )
     cache: bool | None = Field(None, description="Response cache (default: the first run's).")
+    tags: list[Tag] = Field(
+        default_factory=list,
+        max_length=MAX_TAGS,
+        description="The regrade's tags (a regrade does not take the first run's: it is "
+        "another run, and a tag finds the newest run carrying it).",
+    )
     keep_reviews: bool = Field(
         True,
         description="Give the regrade the verdicts people set on the first run's cases "
@@ -82,6 +115,9 @@ class RunObject(BaseModel):
         description="The suite's name (its `dataset`, else `name`, else its file's name), or "
         "the eval's for `/v1` runs.",
         examples=["customer-support"],
+    )
+    tags: list[str] = Field(
+        default_factory=list, description="The run's tags, sorted.", examples=[["main"]]
     )
     created_at: datetime
     started_at: datetime | None = None

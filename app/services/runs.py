@@ -29,7 +29,15 @@ from app.runs.spec import RunSpec, build_run_spec, case_definition
 from app.runs.store import RunStore
 from app.runs.summary import summarize_results
 from app.runs.supervisor import RunScheduler
-from app.schemas.runs import RegradeRequest, ResultPage, RunList, RunObject, RunProgress, RunRequest
+from app.schemas.runs import (
+    RegradeRequest,
+    ResultPage,
+    RunList,
+    RunObject,
+    RunPatch,
+    RunProgress,
+    RunRequest,
+)
 from app.schemas.viewer import CaseDetail, NumberedRecord
 from app.services.preparation import prepare_run
 from app.settings import Settings
@@ -123,6 +131,7 @@ class RunService:
             owner=caller,
             name=run.plan.dataset,
             arms=run.plan.arms,
+            tags=tuple(request.tags),
         )
         stored, created = await self._store.create_run(
             new_run, stored_cases(run), idempotency=idempotency
@@ -152,8 +161,16 @@ class RunService:
             use_cache=request.cache,
         )
 
-    async def _view(self, run: RunInfo, reviewed: int = 0) -> RunObject:
-        """The run as the API shows it; with ``reviewed`` cases, its summary as reviewed."""
+    async def _view(
+        self, run: RunInfo, reviewed: int = 0, tags: Sequence[str] | None = None
+    ) -> RunObject:
+        """The run as the API shows it; with ``reviewed`` cases, its summary as reviewed.
+
+        ``tags``: the run's, when the caller read them already (a page of runs reads them
+        in one query); else they are read here.
+        """
+        if tags is None:
+            tags = (await self._store.tags_of([run.id])).get(run.id, [])
         summary = run.summary
         if reviewed:
             facts = reviewed_facts(
@@ -171,6 +188,7 @@ class RunService:
             target=run.target,
             judge_target=run.judge_target,
             name=run.name,
+            tags=list(tags),
             created_at=run.created_at,
             started_at=run.started_at,
             finished_at=run.finished_at,
@@ -207,17 +225,32 @@ class RunService:
         limit: int | None,
         cursor: str | None,
         caller: str | None = None,
+        tag: str | None = None,
+        name: str | None = None,
     ) -> RunList:
-        """One page of the caller's runs, newest first."""
+        """One page of the caller's runs, newest first (of ``tag``, ``name`` when given)."""
         page = await self._store.list_runs(
             status=status,
             limit=limit or self._settings.runs_page_size,
             cursor=cursor,
             owner=caller,
+            tag=tag,
+            name=name,
         )
-        reviewed = await self._store.review_counts([run.id for run in page.items])
-        runs = [await self._view(run, reviewed.get(run.id, 0)) for run in page.items]
+        run_ids = [run.id for run in page.items]
+        reviewed = await self._store.review_counts(run_ids)
+        tags = await self._store.tags_of(run_ids)
+        runs = [
+            await self._view(run, reviewed.get(run.id, 0), tags.get(run.id, []))
+            for run in page.items
+        ]
         return RunList(runs=runs, next_cursor=page.next_cursor)
+
+    async def update(self, run_id: str, patch: RunPatch, caller: str | None = None) -> RunObject:
+        """Change what a run's owner may change (its tags), whatever its status."""
+        await self._owned(run_id, caller)
+        await self._store.set_tags(run_id, patch.tags)
+        return await self.get(run_id, caller)
 
     async def results(
         self,
@@ -330,6 +363,7 @@ class RunService:
             owner=source.owner,
             name=source.name,
             arms=source.arms,
+            tags=tuple(request.tags),
         )
         run = await self._store.create_regrade_run(new_run, source.id)
         if request.keep_reviews:

@@ -347,8 +347,30 @@
     }
   }
 
+  // The run page's tags: PATCH the run with the words typed (spaces or commas between).
+  function wireTags() {
+    const form = main.querySelector("form#tags-form");
+    if (!form) return;
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const tags = String(new FormData(form).get("tags")).split(/[\s,]+/).filter(Boolean);
+      try {
+        const response = await api(form.dataset.url, {
+          method: "PATCH",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ tags }),
+        });
+        if (!response.ok) return say(await problem(response));
+        scheduleRefresh(0);
+      } catch (error) {
+        if (!(error instanceof NeedKey)) say(String(error));
+      }
+    });
+  }
+
   function wire() {
     wireReview();
+    wireTags();
     wireTable();
     wireQuery();
     wirePicking();
