@@ -119,9 +119,9 @@ def test_run_page_shows_the_counts_and_histogram_of_a_finished_run(
     url = serve_offline(service_env())
     page = browser_page.page
     page.goto(f"{url}/ui")
-    run_id = start_run(page, "base")
+    run_id = start_run(page, "base", tags=["main"])
     run = finish(page, run_id)
-    later = finish(page, start_run(page, "regressed"))["id"]
+    later = finish(page, start_run(page, "regressed", tags=["pr-7"]))["id"]
 
     page.goto(f"{url}/ui")
     page.locator("#runs-table tbody tr").nth(1).wait_for(timeout=TIMEOUT_MS)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -83,12 +83,7 @@ async def runs_fragment(
     return render("runs.html", page=page, root=request.scope.get("root_path", ""))
 
 
-@router.get(FRAGMENTS_PATH + "/runs/{run_id}")
-async def run_fragment(
-    request: Request,
-    run_id: str,
-    runs: RunsDep,
-    caller: CallerDep,
+def case_query(
     status: Filter = "",
     verdict: Filter = "",
     missed: Filter = "",
@@ -97,11 +92,9 @@ async def run_fragment(
     sort: Filter = "seq",
     order: Filter = "",
     page: Annotated[int, Query(ge=0)] = 0,
-) -> HTMLResponse:
-    """A run's summary and one page of the table of its cases (filtered and sorted here)."""
-    run = await runs.get(run_id, caller.id)
-    rows = await runs.numbered_records(run_id, caller.id)
-    query = views.CaseQuery(
+) -> views.CaseQuery:
+    """The run page's query of its cases (filters, order, page), as the address holds it."""
+    return views.CaseQuery(
         status=status,
         verdict=verdict,
         missed=missed,
@@ -111,6 +104,18 @@ async def run_fragment(
         descending=order == "desc",
         page=page,
     )
+
+
+CaseQueryDep = Annotated[views.CaseQuery, Depends(case_query)]
+
+
+@router.get(FRAGMENTS_PATH + "/runs/{run_id}")
+async def run_fragment(
+    request: Request, run_id: str, runs: RunsDep, caller: CallerDep, query: CaseQueryDep
+) -> HTMLResponse:
+    """A run's summary and one page of the table of its cases (filtered and sorted here)."""
+    run = await runs.get(run_id, caller.id)
+    rows = await runs.numbered_records(run_id, caller.id)
     view = views.run_view(run, rows, query)
     return render(
         "run.html",
@@ -149,13 +154,27 @@ async def run_csv(run_id: str, runs: RunsDep, caller: CallerDep) -> PlainTextRes
 
 @router.get(FRAGMENTS_PATH + "/runs/{run_id}/cases/{seq}")
 async def case_fragment(
-    request: Request, run_id: str, seq: int, runs: RunsDep, caller: CallerDep
+    request: Request,
+    run_id: str,
+    seq: int,
+    runs: RunsDep,
+    caller: CallerDep,
+    query: CaseQueryDep,
 ) -> HTMLResponse:
-    """One case: what the candidate received, what the judge saw, every grader's result."""
+    """One case: what the candidate received, what the judge saw, every grader's result.
+
+    Opened from a filtered or sorted case table (the review queue), its previous and next
+    are the neighbours in that list, and its links keep the list's query.
+    """
     detail = await runs.case(run_id, seq, caller.id)
+    queue = None
+    if query.link(page=0):
+        queue = views.queue_step(await runs.numbered_records(run_id, caller.id), query, seq)
+        detail = detail.model_copy(update={"previous": queue.previous, "next": queue.next})
     return render(
         "case.html",
         detail=detail,
+        queue=queue,
         root=request.scope.get("root_path", ""),
         turn_pieces=views.turn_pieces,
         message_pieces=views.message_pieces,

@@ -245,6 +245,53 @@ def doubtful(record: dict[str, Any]) -> bool:
     return "pass" in verdicts and "fail" in verdicts
 
 
+def ordered(lines: Iterable[CaseRow], query: CaseQuery) -> list[CaseRow]:
+    """``lines`` in the order of ``query`` (unfiltered)."""
+    # Sorts are stable, even reversed: equal rows stay in case order, rows without a value last.
+    result = sorted(lines, key=lambda line: line.key(query.sort), reverse=query.descending)
+    result.sort(key=lambda line: line.key(query.sort)[0])
+    return result
+
+
+@dataclass(frozen=True)
+class QueueStep:
+    """Where a case stands in the run page's list it was opened from (the review queue)."""
+
+    previous: int | None
+    next: int | None
+    position: int | None
+    """1-based place of the case in the list; None once it has left it (reviewed)."""
+    count: int
+    query: str
+    """The list's query string, which the case's links keep."""
+
+
+def queue_step(rows: Sequence[NumberedRecord], query: CaseQuery, seq: int) -> QueueStep:
+    """The cases before and after case ``seq`` in the list ``query`` shows (across its pages).
+
+    ``n``/``p`` step through that list rather than by case number, and a case that left it
+    once reviewed (the queue of cases to review) still leads on to the next one in it.
+    """
+    lines = ordered(map(case_row, rows), query)
+    at = next((index for index, line in enumerate(lines) if line.seq == seq), None)
+    matching = [line.seq for line in lines if line.matches(query)]
+    if at is None:  # not run yet: neighbours by case number
+        before = [s for s in matching if s < seq]
+        after = [s for s in matching if s > seq]
+        here = False
+    else:
+        before = [line.seq for line in lines[:at] if line.matches(query)]
+        after = [line.seq for line in lines[at + 1 :] if line.matches(query)]
+        here = lines[at].matches(query)
+    return QueueStep(
+        previous=before[-1] if before else None,
+        next=after[0] if after else None,
+        position=len(before) + 1 if here else None,
+        count=len(matching),
+        query=query.link(page=0),
+    )
+
+
 def run_view(
     run: RunObject, rows: Sequence[NumberedRecord], query: CaseQuery = CaseQuery()
 ) -> dict[str, Any]:
@@ -255,10 +302,7 @@ def run_view(
     """
     records = [row.record for row in rows]
     summary = run.summary
-    chosen = [line for line in map(case_row, rows) if line.matches(query)]
-    # Sorts are stable, even reversed: equal rows stay in case order, rows without a value last.
-    chosen.sort(key=lambda line: line.key(query.sort), reverse=query.descending)
-    chosen.sort(key=lambda line: line.key(query.sort)[0])
+    chosen = [line for line in ordered(map(case_row, rows), query) if line.matches(query)]
     pages = max(1, math.ceil(len(chosen) / ROWS_PER_PAGE))
     page = min(query.page, pages - 1)
     return {

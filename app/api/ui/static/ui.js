@@ -258,6 +258,33 @@
     }
   }
 
+  // The reviewed cases as a suite, posted back as a new run on the same targets.
+  function wireRerun() {
+    const button = main.querySelector("#run-reviewed");
+    if (!button) return;
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      try {
+        const exported = await api(button.dataset.suite);
+        if (!exported.ok) return say(await problem(exported));
+        const body = { ...(await exported.json()), target: button.dataset.target };
+        if (button.dataset.judge) body.judge_target = button.dataset.judge;
+        const response = await api(button.dataset.runs, {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify(body),
+        });
+        if (!response.ok) return say(await problem(response));
+        const run = await response.json();
+        location.href = `${root}/ui/runs/${encodeURIComponent(run.id)}`;
+      } catch (error) {
+        if (!(error instanceof NeedKey)) say(String(error));
+      } finally {
+        button.disabled = false;
+      }
+    });
+  }
+
   async function follow(url) {
     let lastId = null;
     while (state.stream === url) {
@@ -375,6 +402,7 @@
     wireQuery();
     wirePicking();
     wireActions();
+    wireRerun();
     wireLive();
   }
 
