@@ -225,3 +225,64 @@ def test_csv_export_neutralises_formulas(hostile: str) -> None:
     assert row["eval_id"] == "'" + hostile
     assert row["error"] == "'" + hostile
     assert row["score"] == "-0.5"  # numbers stay numbers
+
+
+def judged(
+    *verdicts: tuple[str, str | None], status: str = "failed", **extra: object
+) -> dict[str, object]:
+    results = [
+        {"name": f"g{i}", "type": kind, "verdict": v} for i, (kind, v) in enumerate(verdicts)
+    ]
+    return {"status": status, "evaluator_results": results, **extra}
+
+
+@pytest.mark.parametrize(
+    ("record", "reasons"),
+    [
+        (judged(("llm_judge", "pass"), ("contains", "pass"), status="passed"), set()),
+        (judged(("llm_judge", "pass"), ("contains", "fail")), {"disagree"}),
+        (judged(("llm-rubric", "fail"), ("regex", "pass")), {"disagree"}),
+        # Two judges that disagree, checks agreeing with one of them: a judge and a check differ.
+        (judged(("llm_judge", "pass"), ("llm_judge", "fail"), ("contains", "fail")), {"disagree"}),
+        (judged(("contains", "pass"), ("regex", "fail")), {"disagree"}),  # no judge: checks
+        (judged(("llm_judge", "fail"), ("contains", "fail")), set()),
+        (judged(("llm_judge", None), status="judge_error"), {"judge_error"}),
+        (judged(("llm_judge", "borderline"), status="borderline"), {"borderline"}),
+        (judged(status="passed", trials={"count": 3, "passed": 2}), {"low_confidence"}),
+        (judged(status="passed", trials={"count": 3, "passed": 3}), set()),
+        (judged(status="failed", trials={"count": 3, "passed": 0}), set()),
+    ],
+)
+def test_each_case_is_queued_for_review_for_its_reasons(
+    record: dict[str, object], reasons: set[str]
+) -> None:
+    assert views.review_reasons(record) == reasons
+
+
+def test_the_queues_take_unreviewed_cases_of_their_reason_or_those_picked_by_hand() -> None:
+    rows = [
+        NumberedRecord(seq=0, record=judged(("llm_judge", "pass"), ("contains", "fail"))),
+        NumberedRecord(seq=1, record=judged(("llm_judge", None), status="judge_error")),
+        NumberedRecord(
+            seq=2,
+            record={
+                **judged(("llm_judge", None), status="judge_error"),
+                "review": {"verdict": "pass"},
+            },
+        ),
+        NumberedRecord(seq=3, record=judged(("llm_judge", "pass"), status="passed")),
+    ]
+
+    def listed(**query: object) -> list[int]:
+        lines = [views.case_row(row) for row in rows]
+        return [line.seq for line in lines if line.matches(views.CaseQuery(**query))]  # type: ignore[arg-type]
+
+    assert listed(review="to_review") == [0, 1]
+    assert listed(review="judge_error") == [1]
+    assert listed(review="disagree") == [0]
+    assert listed(review="reviewed") == [2]
+    assert listed(cases=(3, 0)) == [0, 3]
+    assert listed(cases=(3, 0), review="to_review") == [0]
+    step = views.queue_step(rows, views.CaseQuery(review="to_review"), 0)
+    assert (step.previous, step.next, step.position, step.count) == (None, 1, 1, 2)
+    assert views.queue_step(rows, views.CaseQuery(review="to_review"), 2).previous == 1  # left it

@@ -212,6 +212,21 @@ def test_a_reviewer_steps_through_the_queue_with_n_and_p_exports_and_reruns(
     page.goto(f"{url}/ui/runs/{run_id}/cases/2?{queue}")
     page.locator("#queue").wait_for(timeout=TIMEOUT_MS)
     left = page.locator("#queue").inner_text()
+    page.goto(f"{url}/ui/runs/{run_id}")  # a queue chosen by hand: tick two cases
+    page.locator("#cases tbody tr").first.wait_for(timeout=TIMEOUT_MS)
+    page.check("input.pick-case[value='9']")
+    page.check("input.pick-case[value='5']")
+    page.click("#review-picked")
+    page.wait_for_url(f"{url}/ui/runs/{run_id}?cases=5%2C9")
+    page.locator("#picked-queue").wait_for(timeout=TIMEOUT_MS)
+    picked = [r.get_attribute("data-seq") for r in page.locator("#cases tbody tr").all()]
+    page.locator("#cases tbody tr a").first.click()
+    page.wait_for_url(f"{url}/ui/runs/{run_id}/cases/5?cases=5%2C9")
+    page.locator("#queue").wait_for(timeout=TIMEOUT_MS)
+    page.keyboard.press("n")
+    page.wait_for_url(f"{url}/ui/runs/{run_id}/cases/9?cases=5%2C9")
+    page.locator("#queue", has_text="2 of 2").wait_for(timeout=TIMEOUT_MS)
+    last_has_next = page.locator("#next").count()
     page.goto(f"{url}/ui/runs/{run_id}/cases/1")  # not from a list: by case number
     page.locator("#next").wait_for(timeout=TIMEOUT_MS)
     plain_next = page.locator("#next").get_attribute("href")
@@ -227,11 +242,13 @@ def test_a_reviewer_steps_through_the_queue_with_n_and_p_exports_and_reruns(
     page.wait_for_url(re.compile(rf"{url}/ui/runs/run_(?!{run_id[4:]})\w+$"))
     page.locator("#run[data-status=completed]").wait_for(timeout=TIMEOUT_MS)
     rerun_heading = page.locator("#content h1").inner_text()
-    rerun_cases = page.locator("#cases tbody tr td:nth-child(2)").all_inner_texts()
+    rerun_cases = page.locator("#cases tbody tr td:nth-child(3)").all_inner_texts()
 
     assert listed == list(range(0, CASES, 2))  # the borderline cases, none reviewed yet
     assert "1 of 6" in where_first
     assert "no longer in it (5 left)" in left
+    assert picked == ["5", "9"]
+    assert last_has_next == 0
     assert plain_next == f"/ui/runs/{run_id}/cases/2"
     cases = exported["suite"]["evalcases"]
     assert [c["id"] for c in cases] == ["c2"]

@@ -89,17 +89,20 @@ def case_query(
     missed: Filter = "",
     text: Filter = "",
     review: Filter = "",
+    cases: Filter = "",
     sort: Filter = "seq",
     order: Filter = "",
     page: Annotated[int, Query(ge=0)] = 0,
 ) -> views.CaseQuery:
     """The run page's query of its cases (filters, order, page), as the address holds it."""
+    picked = sorted({int(part) for part in cases.split(",") if part.strip().isdigit()})
     return views.CaseQuery(
         status=status,
         verdict=verdict,
         missed=missed,
         text=text,
         review=review if review in views.REVIEW_FILTERS else "",
+        cases=tuple(picked),
         sort=sort if sort in views.SORT_KEYS else "seq",
         descending=order == "desc",
         page=page,

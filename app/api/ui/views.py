@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 
 from app.api.ui import charts
 from app.evaluation.arms import RunArm
+from app.evaluators.catalog import find_type
 from app.schemas.runs import RunObject
 from app.schemas.viewer import NumberedRecord
 
@@ -135,6 +136,8 @@ class CaseQuery:
     missed: str = ""
     text: str = ""
     review: str = ""
+    cases: tuple[int, ...] = ()
+    """Case numbers a person picked (a queue chosen by hand); none: every case."""
     sort: str = "seq"
     descending: bool = False
     page: int = 0
@@ -148,6 +151,7 @@ class CaseQuery:
             "missed": wanted.missed,
             "text": wanted.text,
             "review": wanted.review,
+            "cases": ",".join(map(str, wanted.cases)),
             "sort": "" if wanted.sort == "seq" else wanted.sort,
             "order": "desc" if wanted.descending else "",
             "page": str(wanted.page) if wanted.page else "",
@@ -169,22 +173,26 @@ class CaseRow:
     answer: str
     reviewed: str | None = None
     """A person's verdict on the case, if one reviewed it."""
-    doubtful: bool = False
-    """Worth a person's look: a judge error, a borderline verdict, or graders that disagree."""
+    reasons: frozenset[str] = frozenset()
+    """Why a person should look (``REVIEW_REASONS``); empty: nothing doubtful."""
     arm: str | None = None
     """The target (and prompt) of the case's arm, in a run with arms."""
 
     def matches(self, query: CaseQuery) -> bool:
         """Whether the row passes every filter of ``query``."""
         text = query.text.lower()
-        review = {
-            "": True,
-            "to_review": self.doubtful and self.reviewed is None,
-            "reviewed": self.reviewed is not None,
-            "not_reviewed": self.reviewed is None,
-        }.get(query.review, True)
+        unreviewed = self.reviewed is None
+        if query.review == "to_review":
+            review = bool(self.reasons) and unreviewed
+        elif query.review in REVIEW_REASONS:
+            review = query.review in self.reasons and unreviewed
+        else:
+            review = {"reviewed": not unreviewed, "not_reviewed": unreviewed}.get(
+                query.review, True
+            )
         return (
             review
+            and (not query.cases or self.seq in query.cases)
             and (not query.status or self.status == query.status)
             and (not query.verdict or self.verdict == query.verdict)
             and (not query.missed or query.missed in self.missed)
@@ -220,29 +228,55 @@ def case_row(row: NumberedRecord) -> CaseRow:
         first_miss=first_miss(record),
         answer=(record.get("candidate_answer") or "")[:500],
         reviewed=(record.get("review") or {}).get("verdict"),
-        doubtful=doubtful(record),
+        reasons=review_reasons(record),
         arm=RunArm.model_validate(record["arm"]).label if record.get("arm") else None,
     )
 
 
+REVIEW_REASONS = {
+    "judge_error": "judge error",
+    "borderline": "borderline",
+    "disagree": "judge and checks disagree",
+    "low_confidence": "low judge confidence",
+}
+"""Why a case is worth a person's look (each a queue of its own)."""
 REVIEW_FILTERS = {
-    "to_review": "to review",
+    "to_review": "to review (any reason)",
+    **{key: f"to review: {label}" for key, label in REVIEW_REASONS.items()},
     "reviewed": "reviewed",
     "not_reviewed": "not reviewed",
 }
-"""The run page's review queue: cases worth a look and not reviewed yet, and the rest."""
+"""The run page's review queues: cases worth a look and not reviewed yet, and the rest."""
 
 
-def doubtful(record: dict[str, Any]) -> bool:
-    """Whether a person should look: judge error, borderline, or graders that disagree."""
+def _verdicts(record: dict[str, Any], judge: bool) -> set[str]:
+    """The pass/fail verdicts of a record's judge graders (``judge``) or of its other ones."""
+    found = set()
+    for result in record.get("evaluator_results") or []:
+        kind, _ = find_type(str(result.get("type") or ""))
+        if (kind is not None and kind.family == "model") == judge:
+            found.add(result.get("verdict"))
+    return found & {"pass", "fail"}
+
+
+def review_reasons(record: dict[str, Any]) -> frozenset[str]:
+    """Why a person should look at a case (``REVIEW_REASONS``).
+
+    ``disagree``: a judge passed what a check of the answer failed, or the other way round
+    (graders of one kind that disagree count too when the case has no judge). ``low_confidence``:
+    the judges return no confidence, so it is measured where it shows, in a case run several
+    times (``repeat``) whose trials did not all come out the same.
+    """
+    reasons = set()
     if record.get("status") in {"judge_error", "borderline"}:
-        return True
-    verdicts = {
-        result.get("verdict")
-        for result in record.get("evaluator_results") or []
-        if result.get("verdict") is not None
-    }
-    return "pass" in verdicts and "fail" in verdicts
+        reasons.add(str(record["status"]))
+    judged, checked = _verdicts(record, judge=True), _verdicts(record, judge=False)
+    if (judged and checked and judged != checked) or (not judged and checked == {"pass", "fail"}):
+        reasons.add("disagree")
+    trials = record.get("trials") or {}
+    if trials.get("count") and 0 < trials.get("passed", 0) < trials["count"]:
+        reasons.add("low_confidence")
+    return frozenset(reasons)
 
 
 def ordered(lines: Iterable[CaseRow], query: CaseQuery) -> list[CaseRow]:

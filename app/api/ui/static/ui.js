@@ -199,6 +199,19 @@
     for (const button of main.querySelectorAll("[data-query]")) {
       button.addEventListener("click", () => ask(button.dataset.query));
     }
+    // A queue chosen by hand: the ticked cases, kept in the address as `cases=`.
+    const review = document.getElementById("review-picked");
+    const ticked = () => Array.from(main.querySelectorAll("input.pick-case:checked"), (box) => box.value);
+    // On the table, which each load replaces (a listener on `main` would pile up).
+    document.getElementById("cases").addEventListener("change", () => {
+      review.disabled = ticked().length === 0;
+    });
+    review.addEventListener("click", () => {
+      const fields = new URLSearchParams(main.dataset.fragment.split("?")[1] || "");
+      fields.set("cases", ticked().join(","));
+      fields.delete("page");
+      ask(fields.toString());
+    });
   }
 
   function wirePicking() {
