@@ -84,3 +84,22 @@ async def test_another_key_gets_404_and_no_key_401(
     assert other.status_code == 404
     assert other.headers["content-type"] == "application/problem+json"
     assert anonymous.status_code == 401
+
+
+async def test_the_report_shows_no_judge_a_regrade_never_called(
+    make_client: ClientFactory, tmp_path: Path
+) -> None:
+    says = {"evaluators": [{"name": "says_paris", "type": "contains", "value": "Paris"}]}
+    async with make_client(Settings(data_dir=tmp_path / "data")) as client:
+        run = (await client.post("/runs", json={"suite": SUITE})).json()
+        await wait_for_run(client, run["id"])
+        regrade = (await client.post(f"/runs/{run['id']}/regrade", json=says)).json()
+        await wait_for_run(client, regrade["id"])
+        first = (await client.get(f"/runs/{run['id']}/report.html")).text
+        second = (await client.get(f"/runs/{regrade['id']}/report.html")).text
+
+    def judge(html: str) -> str:
+        return html.split("<dt>Judge</dt><dd>")[1].split("</dd>")[0]
+
+    assert judge(first) == "default"
+    assert judge(second) == "–"

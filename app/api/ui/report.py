@@ -76,6 +76,7 @@ def render_report(
             graders=view["graders"],
             latency=view["latency"],
             cost=view["cost"],
+            judge_called=view["judge_called"],
             style=Markup(stylesheet()),
             viewer_url=viewer_url,
             turn_pieces=views.turn_pieces,
