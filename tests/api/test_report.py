@@ -86,12 +86,12 @@ async def test_another_key_gets_404_and_no_key_401(
     assert anonymous.status_code == 401
 
 
-async def test_the_report_shows_no_judge_a_regrade_never_called(
+async def test_the_report_shows_the_runs_tags_and_no_judge_a_regrade_never_called(
     make_client: ClientFactory, tmp_path: Path
 ) -> None:
     says = {"evaluators": [{"name": "says_paris", "type": "contains", "value": "Paris"}]}
     async with make_client(Settings(data_dir=tmp_path / "data")) as client:
-        run = (await client.post("/runs", json={"suite": SUITE})).json()
+        run = (await client.post("/runs", json={"suite": SUITE, "tags": ["main"]})).json()
         await wait_for_run(client, run["id"])
         regrade = (await client.post(f"/runs/{run['id']}/regrade", json=says)).json()
         await wait_for_run(client, regrade["id"])
@@ -101,5 +101,7 @@ async def test_the_report_shows_no_judge_a_regrade_never_called(
     def judge(html: str) -> str:
         return html.split("<dt>Judge</dt><dd>")[1].split("</dd>")[0]
 
+    assert re.findall(r'<dd id="tags"><span class="tag run-tag">([^<]*)</span>', first) == ["main"]
     assert judge(first) == "default"
+    assert 'id="tags"' not in second  # a regrade does not take its source's tags
     assert judge(second) == "–"
