@@ -286,3 +286,22 @@ def test_the_queues_take_unreviewed_cases_of_their_reason_or_those_picked_by_han
     step = views.queue_step(rows, views.CaseQuery(review="to_review"), 0)
     assert (step.previous, step.next, step.position, step.count) == (None, 1, 1, 2)
     assert views.queue_step(rows, views.CaseQuery(review="to_review"), 2).previous == 1  # left it
+
+
+async def test_a_queue_chosen_by_hand_may_hold_many_cases(
+    make_client: ClientFactory, tmp_path: Path
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data", sample_run=False)
+    cases = [{"id": f"c{i}", "input": "hi", "criteria": "greets"} for i in range(3)]
+    async with make_client(settings) as client:
+        run_id = (await client.post("/runs", json={"suite": {"tests": cases}})).json()["id"]
+        await wait_for_run(client, run_id)
+        picked = ",".join(str(seq) for seq in range(2, 2000))  # ~9,000 characters
+        page = await client.get(f"/ui/fragments/runs/{run_id}", params={"cases": picked})
+        case = await client.get(f"/ui/fragments/runs/{run_id}/cases/2", params={"cases": picked})
+
+    assert page.status_code == 200
+    assert re.findall(r'<tr data-seq="(\d+)"', page.text) == ["2"]
+    assert "1998 case(s) chosen by hand" in page.text
+    assert case.status_code == 200
+    assert "1 of 1" in case.text

@@ -89,7 +89,7 @@ def case_query(
     missed: Filter = "",
     text: Filter = "",
     review: Filter = "",
-    cases: Filter = "",
+    cases: Annotated[str, Query(max_length=50_000)] = "",
     sort: Filter = "seq",
     order: Filter = "",
     page: Annotated[int, Query(ge=0)] = 0,
