@@ -78,6 +78,7 @@ class CaseState:
             evaluator_raw_request=raw,
             evaluator_results=[outcome.result for outcome in self.outcomes],
             usage=self.ledger.usage,
+            usage_by_target=self.ledger.targets,
             latency_ms=self.ledger.latency,
             attempts=self.ledger.attempts,
             cached=self.ledger.cached() if self.plan.use_cache else None,

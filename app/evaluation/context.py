@@ -13,7 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from app.evaluation.records import RoleAttempts, RoleCost, RoleLatency, RoleUsage, TokenUsage
+from app.evaluation.records import (
+    RoleAttempts,
+    RoleCost,
+    RoleLatency,
+    RoleUsage,
+    TargetUsage,
+    TokenUsage,
+)
 from app.evaluation.repositories import RepoCheckouts
 from app.evaluators.programs import ProgramRunner
 from app.providers.base import CallRole, ProviderKind, ProviderRequest, ProviderResponse
@@ -129,24 +136,33 @@ class CaseContext:
 
 @dataclass
 class CallLedger:
-    """Tokens, milliseconds, requests, cost and cache hits of one case's calls, by role."""
+    """Tokens, milliseconds, requests, cost and cache hits of one case's calls, by role.
+
+    ``targets`` splits the tokens and requests by the target called instead: the same
+    totals, whatever role each call was for.
+    """
 
     usage: RoleUsage = field(default_factory=RoleUsage)
+    targets: dict[str, TargetUsage] = field(default_factory=dict)
     latency: RoleLatency = field(default_factory=RoleLatency)
     attempts: RoleAttempts = field(default_factory=RoleAttempts)
     cost: RoleCost = field(default_factory=RoleCost)
     calls: dict[str, int] = field(default_factory=dict)
     hits: dict[str, int] = field(default_factory=dict)
 
-    def add(self, role: CallRole, response: ProviderResponse, elapsed_ms: float) -> None:
-        """Count one call of ``role`` that got ``response``.
+    def add(
+        self, role: CallRole, target: str, response: ProviderResponse, elapsed_ms: float
+    ) -> None:
+        """Count one call of ``role`` to ``target`` that got ``response``.
 
         A reply not from the cache counts each request its call made (one when it does not
         say, as from a target outside a runtime).
         """
-        tokens: TokenUsage = getattr(self.usage, role.value)
-        tokens.input_tokens += response.usage.input_tokens or 0
-        tokens.output_tokens += response.usage.output_tokens or 0
+        tokens = TokenUsage(
+            input_tokens=response.usage.input_tokens or 0,
+            output_tokens=response.usage.output_tokens or 0,
+        )
+        self.carry(role, target, tokens)
         if response.cost_usd is not None:
             spent = getattr(self.cost, role.value) or 0.0
             setattr(self.cost, role.value, spent + response.cost_usd)
@@ -155,19 +171,34 @@ class CallLedger:
         if response.cached:
             self.hits[role.value] = self.hits.get(role.value, 0) + 1
         else:
-            self._sent(role, len(response.attempts) or 1)
+            self._sent(role, target, len(response.attempts) or 1)
 
-    def add_failure(self, role: CallRole, error: ProviderError, elapsed_ms: float) -> None:
-        """Count one call of ``role`` that failed: its time and every request it made."""
+    def add_failure(
+        self, role: CallRole, target: str, error: ProviderError, elapsed_ms: float
+    ) -> None:
+        """Count one call of ``role`` to ``target`` that failed: its time and its requests."""
         self._spend(role, elapsed_ms)
-        self._sent(role, len(error.attempts))
+        self._sent(role, target, len(error.attempts))
+
+    def carry(self, role: CallRole, target: str, tokens: TokenUsage) -> None:
+        """Add ``tokens`` of ``target`` for ``role`` (no request: a reply already known)."""
+        mine: TokenUsage = getattr(self.usage, role.value)
+        mine.input_tokens += tokens.input_tokens
+        mine.output_tokens += tokens.output_tokens
+        used = TargetUsage(input_tokens=tokens.input_tokens, output_tokens=tokens.output_tokens)
+        self._target(target, used)
 
     def _spend(self, role: CallRole, elapsed_ms: float) -> None:
         spent = getattr(self.latency, role.value) or 0.0
         setattr(self.latency, role.value, round(spent + elapsed_ms, 3))
 
-    def _sent(self, role: CallRole, requests: int) -> None:
+    def _sent(self, role: CallRole, target: str, requests: int) -> None:
         setattr(self.attempts, role.value, getattr(self.attempts, role.value) + requests)
+        self._target(target, TargetUsage(requests=requests))
+
+    def _target(self, target: str, usage: TargetUsage) -> None:
+        known = self.targets.get(target)
+        self.targets[target] = usage if known is None else known.plus(usage)
 
     def cached(self) -> dict[str, bool]:
         """Per role that made calls: whether every one of them came from the cache."""
@@ -211,9 +242,10 @@ class RecordedTarget:
                 response = await self._runtime.complete(request)
             except ProviderError as exc:
                 elapsed_ms = (time.perf_counter() - started) * 1000
-                self._ledger.add_failure(self._role, exc, elapsed_ms)
+                self._ledger.add_failure(self._role, self.name, exc, elapsed_ms)
                 raise
             if self._cache is not None and key is not None:
                 await self._cache.put(key, response)
-        self._ledger.add(self._role, response, (time.perf_counter() - started) * 1000)
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        self._ledger.add(self._role, self.name, response, elapsed_ms)
         return response

@@ -33,7 +33,7 @@ from app.evaluators.aggregate import Combined, combine
 from app.evaluators.registry import EVALUATORS, EvaluatorRegistry
 from app.formatting.messages import FormattedPrompt
 from app.observability.logging import bind_log_context
-from app.providers.base import ProviderResponse
+from app.providers.base import CallRole, ProviderResponse
 from app.providers.errors import ProviderError
 from app.suites.model import EvalCase, FormattedCase
 from app.time_limits import time_limit
@@ -72,7 +72,7 @@ async def evaluate_case(
         if known is not None or trials.count == 1:
             state = CaseState(case=case, plan=plan)
             if known is not None and known.usage is not None:
-                state.ledger.usage.candidate = known.usage.model_copy()
+                state.ledger.carry(CallRole.CANDIDATE, plan.target, known.usage)
             state.ledger.latency.candidate = known.latency_ms if known else None
             return await _guarded(state, formatted, context, known, registry)
         records: list[ResultRecord] = []

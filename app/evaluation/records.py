@@ -38,6 +38,24 @@ class RoleUsage(BaseModel):
     judge: TokenUsage = Field(default_factory=TokenUsage)
 
 
+class TargetUsage(BaseModel):
+    """One target's calls in a case, whichever role they were for (candidate, judges)."""
+
+    requests: int = Field(
+        0, description="Requests actually sent: failed tries included, cached replies not."
+    )
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def plus(self, other: TargetUsage) -> TargetUsage:
+        """This usage and ``other`` together."""
+        return TargetUsage(
+            requests=self.requests + other.requests,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+
 class RoleLatency(BaseModel):
     """Milliseconds spent in each role's calls, failed ones and retry waits included."""
 
@@ -146,6 +164,13 @@ class ResultRecord(BaseModel):
     evaluator_raw_request: EvaluatorRawRequest | None = None
     evaluator_results: list[EvaluatorResult] = Field(default_factory=list)
     usage: RoleUsage = Field(default_factory=RoleUsage)
+    usage_by_target: dict[str, TargetUsage] = Field(
+        default_factory=dict,
+        description=(
+            "Requests and tokens per target called, whatever the role (a target that is both "
+            "candidate and judge is one entry): `usage` and `attempts` split by target."
+        ),
+    )
     latency_ms: RoleLatency = Field(default_factory=RoleLatency)
     attempts: RoleAttempts = Field(
         default_factory=RoleAttempts,

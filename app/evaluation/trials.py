@@ -15,7 +15,14 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from app.evaluation.records import ResultRecord, RoleCost, ScoreSpread, TrialRun, TrialsSummary
+from app.evaluation.records import (
+    ResultRecord,
+    RoleCost,
+    ScoreSpread,
+    TargetUsage,
+    TrialRun,
+    TrialsSummary,
+)
 from app.evaluators.verdicts import Thresholds, status_for, verdict_for
 from app.suites.model import Trials, TrialStrategy
 
@@ -84,7 +91,17 @@ def _summed(records: Sequence[ResultRecord], chosen: ResultRecord) -> dict[str, 
             getattr(r.cost_usd, role) for r in records if getattr(r.cost_usd, role) is not None
         ]
         setattr(cost, role, sum(costs) if costs else None)
-    return {"usage": usage, "attempts": attempts, "latency_ms": latency, "cost_usd": cost}
+    by_target: dict[str, TargetUsage] = {}
+    for record in records:
+        for name, used in record.usage_by_target.items():
+            by_target[name] = by_target[name].plus(used) if name in by_target else used
+    return {
+        "usage": usage,
+        "usage_by_target": by_target,
+        "attempts": attempts,
+        "latency_ms": latency,
+        "cost_usd": cost,
+    }
 
 
 def combine_trials(

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Row, Select, delete, select, update
+from sqlalchemy import Row, Select, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.errors import NotFound
 from app.runs.store import RunStore
 from app.runs.store_base import aware, utc_now
-from app.runs.summary import read_graders
+from app.runs.summary import read_graders, read_target_usage
 from app.runs.tables import (
     Base,
     CaseRow,
@@ -40,10 +40,12 @@ class RunTally:
     """Results by record status."""
     graders: dict[str, tuple[int, int]]
     """(passed, failed) by grader name; a grader that could not grade counts in neither."""
-    tokens: dict[str, tuple[int, int]]
-    """(input, output) tokens by role (``candidate``, ``judge``)."""
-    calls: dict[str, int]
-    """Requests sent by role, failed tries included."""
+    targets: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    """(requests, input, output tokens) by target called, whatever the role: requests sent
+    (failed tries included), tokens of every reply."""
+    unattributed: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    """(requests, input, output tokens) by role of results stored before ``targets`` was
+    kept (``results.target_usage`` null): not in ``targets``."""
 
 
 @dataclass(frozen=True)
@@ -311,7 +313,8 @@ class OpenAIEvalStore:
     async def tally(self, run_id: str) -> RunTally:
         """What the run's object counts, from the results' columns: no record is read.
 
-        The outcomes, token and call totals the run summary is built from (``result_facts``).
+        The outcomes the run summary is built from (``result_facts``), and the requests and
+        tokens per target (``results.target_usage``).
         """
         facts = await self._runs.result_facts(run_id)
         statuses: dict[str, int] = {}
@@ -324,12 +327,36 @@ class OpenAIEvalStore:
         return RunTally(
             statuses=statuses,
             graders={name: (passed, failed) for name, (passed, failed) in graders.items()},
-            tokens={
-                "candidate": (facts.candidate_input_tokens, facts.candidate_output_tokens),
-                "judge": (facts.judge_input_tokens, facts.judge_output_tokens),
-            },
-            calls={"candidate": facts.candidate_calls, "judge": facts.judge_calls},
+            **await self._target_usage(run_id),
         )
+
+    async def _target_usage(self, run_id: str) -> dict[str, Any]:
+        """``RunTally.targets`` and ``unattributed``: one short column per result read."""
+        by_role = select(
+            func.coalesce(func.sum(ResultRow.candidate_calls), 0),
+            func.coalesce(func.sum(ResultRow.candidate_input_tokens), 0),
+            func.coalesce(func.sum(ResultRow.candidate_output_tokens), 0),
+            func.coalesce(func.sum(ResultRow.judge_calls), 0),
+            func.coalesce(func.sum(ResultRow.judge_input_tokens), 0),
+            func.coalesce(func.sum(ResultRow.judge_output_tokens), 0),
+        ).where(ResultRow.run_id == run_id, ResultRow.target_usage.is_(None))
+        columns = select(ResultRow.target_usage).where(
+            ResultRow.run_id == run_id, ResultRow.target_usage.is_not(None)
+        )
+        async with self._runs._session() as session:
+            sums = [int(value) for value in (await session.execute(by_role)).one()]
+            stored = (await session.scalars(columns)).all()
+        targets: dict[str, tuple[int, int, int]] = {}
+        for column in stored:
+            for name, used in read_target_usage(column).items():
+                known = targets.get(name, (0, 0, 0))
+                targets[name] = (known[0] + used[0], known[1] + used[1], known[2] + used[2])
+        unattributed = {
+            role: (sums[offset], sums[offset + 1], sums[offset + 2])
+            for role, offset in (("candidate", 0), ("judge", 3))
+            if any(sums[offset : offset + 3])
+        }
+        return {"targets": targets, "unattributed": unattributed}
 
     # Files --------------------------------------------------------------------------------
 

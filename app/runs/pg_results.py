@@ -33,9 +33,10 @@ WITH run AS (
     SELECT * FROM unnest($2::integer[], $3::text[], $4::text[], $5::float8[], $6::integer[],
         $7::integer[], $8::integer[], $9::integer[], $10::integer[], $11::integer[],
         $12::text[], $13::text[], $14::text[], $15::timestamptz[], $16::float8[],
-        $17::integer[])
+        $17::integer[], $18::text[])
         AS g(seq, eval_id, status, score, candidate_in, candidate_out, judge_in, judge_out,
-            candidate_calls, judge_calls, answer, record, graders, created_at, cost_usd, arm)
+            candidate_calls, judge_calls, answer, record, graders, created_at, cost_usd, arm,
+            target_usage)
 ), fresh AS (
     SELECT given.*, row_number() OVER (ORDER BY given.seq) AS n
     FROM given JOIN marked USING (seq)
@@ -48,9 +49,11 @@ WITH run AS (
 ), stored AS (
     INSERT INTO results (run_id, case_seq, eval_id, status, score, candidate_input_tokens,
         candidate_output_tokens, judge_input_tokens, judge_output_tokens, candidate_calls,
-        judge_calls, candidate_answer, record, graders, created_at, cost_usd, arm)
+        judge_calls, candidate_answer, record, graders, created_at, cost_usd, arm,
+        target_usage)
     SELECT $1, seq, eval_id, status, score, candidate_in, candidate_out, judge_in, judge_out,
-        candidate_calls, judge_calls, answer, record, graders, created_at, cost_usd, arm
+        candidate_calls, judge_calls, answer, record, graders, created_at, cost_usd, arm,
+        target_usage
     FROM fresh
 ), logged AS (
     INSERT INTO events (run_id, seq, type, data)
@@ -102,6 +105,7 @@ async def store_run_results(
                 values["created_at"],
                 values["cost_usd"],
                 values["arm"],
+                values["target_usage"],
             )
             for values in results
         ),

@@ -28,7 +28,7 @@ from app.evaluation.records import ResultRecord
 from app.runs.models import Page, ResultFacts, StoredCase, StoredEvent
 from app.runs.pg_results import store_run_results
 from app.runs.store_base import StoreBase, decode_cursor, encode_cursor, utc_now
-from app.runs.summary import graders_column
+from app.runs.summary import graders_column, target_usage_column
 from app.runs.tables import CachedResponseRow, CaseRow, EventRow, ResultRow, RunRow
 
 logger = logging.getLogger("app.runs.store")
@@ -64,6 +64,7 @@ def _result_values(run_id: str, seq: int, record: ResultRecord) -> dict[str, Any
         "created_at": utc_now(),
         "cost_usd": record.cost_usd.total(),
         "arm": record.arm.index if record.arm is not None else None,
+        "target_usage": target_usage_column(record),
     }
 
 

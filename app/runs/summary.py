@@ -23,6 +23,26 @@ def graders_column(record: ResultRecord) -> str:
     return orjson.dumps(grader_facts(record)).decode()
 
 
+def target_usage_column(record: ResultRecord) -> str:
+    """The ``results.target_usage`` column: ``{target: [requests, input, output]}``."""
+    return orjson.dumps(
+        {
+            name: [used.requests, used.input_tokens, used.output_tokens]
+            for name, used in record.usage_by_target.items()
+        }
+    ).decode()
+
+
+def read_target_usage(column: str | None) -> dict[str, tuple[int, int, int]]:
+    """The requests and tokens per target kept in a ``results.target_usage`` column."""
+    if not column:
+        return {}
+    return {
+        str(name): (int(requests), int(tokens_in), int(tokens_out))
+        for name, (requests, tokens_in, tokens_out) in json.loads(column).items()
+    }
+
+
 def read_graders(column: str | None) -> list[GraderFact]:
     """The graders' outcomes kept in a ``results.graders`` column."""
     if not column:

@@ -206,6 +206,11 @@ class ResultRow(Base):
     arm: Mapped[int | None] = mapped_column(
         Integer, nullable=True, doc="The arm of the record (null: a run on one target)."
     )
+    target_usage: Mapped[str | None] = mapped_column(
+        Text,
+        nullable=True,
+        doc="JSON of {target: [requests, input tokens, output tokens]} (null: stored before).",
+    )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (

@@ -65,6 +65,7 @@ from app.services.openai_files import OpenAIFiles
 from app.services.openai_views import (
     ITEM_STATUSES,
     STORED_STATUSES,
+    RunModels,
     Sampling,
     data_source_schema,
     eval_object,
@@ -397,16 +398,16 @@ class OpenAIEvalService:
             return imported_run_object(stored, report_url)
         run = await self._runs.get_run(stored.id)
         tally = await self._store.tally(stored.id)
-        judges = sorted(self._judge_models(stored_eval))
-        return run_object(run, stored, stored_eval.testing_criteria, judges, tally, report_url)
+        models = self._run_models(stored, stored_eval)
+        return run_object(run, stored, stored_eval.testing_criteria, models, tally, report_url)
 
-    @staticmethod
-    def _judge_models(stored_eval: StoredEval) -> set[str]:
-        return {
+    def _run_models(self, stored: StoredEvalRun, stored_eval: StoredEval) -> RunModels:
+        judges = {
             grader.model
             for criterion in stored_eval.testing_criteria
             for grader in model_graders(GRADER.validate_python(criterion))
         }
+        return RunModels(stored.model, tuple(sorted(judges)), self._settings.openai_models)
 
     async def get_run(
         self, eval_id: str, run_id: str, caller: str | None, base_url: str

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +74,18 @@ class Sampling:
         return Sampling(**{**self.__dict__, **values})
 
 
+@dataclass(frozen=True)
+class RunModels:
+    """The models a run names, and the target each name is sent to.
+
+    ``candidate`` is "" for a ``jsonl`` run; a name ``targets`` does not map is its own target.
+    """
+
+    candidate: str
+    judges: tuple[str, ...]
+    targets: Mapping[str, str]
+
+
 def eval_object(stored: StoredEval) -> EvalObject:
     """The ``eval`` object."""
     return EvalObject(
@@ -132,17 +144,36 @@ def _criteria(criteria: Sequence[dict[str, Any]], tally: RunTally) -> list[Crite
     return results
 
 
-def _usage(model: str | None, judges: Sequence[str], tally: RunTally) -> list[ModelUsage]:
-    """One entry per model: a model both candidate and judge is one entry of both roles' use."""
+def _usage(models: RunModels, tally: RunTally) -> list[ModelUsage]:
+    """One entry per model, each with the calls of its own target, whatever the role.
+
+    A model both candidate and judge is one entry; two names sent to one target cannot be
+    told apart and are one entry, under the first name (the candidate's, then the judges' in
+    order); a target no name stands for is listed under its own name. Results stored before
+    targets were counted give their usage by role: the candidate's model, and the judges'
+    names together.
+    """
+    named = ([models.candidate] if models.candidate else []) + list(models.judges)
+    name_of: dict[str, str] = {}
+    for model in named:
+        name_of.setdefault(models.targets.get(model, model), model)
     totals: dict[str, list[int]] = {}
-    for role, name in (("candidate", model), ("judge", ", ".join(judges) or None)):
-        calls = tally.calls.get(role, 0)
-        prompt, completion = tally.tokens.get(role, (0, 0))
-        if name and (calls or prompt or completion):
+
+    def add(name: str, figures: tuple[int, int, int]) -> None:
+        if name and any(figures):
             entry = totals.setdefault(name, [0, 0, 0])
-            entry[0] += calls
-            entry[1] += prompt
-            entry[2] += completion
+            for index, figure in enumerate(figures):
+                entry[index] += figure
+
+    for target, figures in tally.targets.items():
+        add(name_of.get(target, target), figures)
+    for role, name in (("candidate", models.candidate), ("judge", ", ".join(models.judges))):
+        add(name, tally.unattributed.get(role, (0, 0, 0)))
+
+    def order(entry: tuple[str, list[int]]) -> tuple[int, str]:
+        """The candidate's model first, then the judges' in order, then any other target."""
+        return (named.index(entry[0]) if entry[0] in named else len(named), entry[0])
+
     return [
         ModelUsage(
             model_name=name,
@@ -151,7 +182,7 @@ def _usage(model: str | None, judges: Sequence[str], tally: RunTally) -> list[Mo
             completion_tokens=completion,
             total_tokens=prompt + completion,
         )
-        for name, (calls, prompt, completion) in totals.items()
+        for name, (calls, prompt, completion) in sorted(totals.items(), key=order)
     ]
 
 
@@ -159,7 +190,7 @@ def run_object(
     run: RunInfo,
     stored: StoredEvalRun,
     criteria: Sequence[dict[str, Any]],
-    judges: Sequence[str],
+    models: RunModels,
     tally: RunTally,
     report_url: str,
 ) -> EvalRunObject:
@@ -175,7 +206,7 @@ def run_object(
         metadata=stored.metadata,
         data_source=stored.data_source,
         result_counts=_counts(tally),
-        per_model_usage=_usage(stored.model or None, judges, tally),
+        per_model_usage=_usage(models, tally),
         per_testing_criteria_results=_criteria(criteria, tally),
         error=error,
         report_url=report_url,

@@ -10,14 +10,14 @@ from app.evaluation.context import CaseContext, MemoryResponseCache
 from app.evaluation.known_answers import KnownAnswer
 from app.evaluation.orchestrator import evaluate_case, run_cases
 from app.evaluation.plan import RunPlan
-from app.evaluation.records import ResultRecord, TokenUsage
+from app.evaluation.records import ResultRecord, TargetUsage, TokenUsage
 from app.evaluators.base import EvaluatorOutcome
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.registry import EvaluatorRegistry, build_registry
 from app.formatting import FormatOptions, format_prompt
 from app.formatting.messages import FilePart, Message, Mode, TextPart
 from app.providers.base import CallRole
-from app.suites.model import EvalCase, FormattedCase
+from app.suites.model import EvalCase, FormattedCase, Trials
 from tests.evaluators.fakes import FakeTargets, ScriptedTarget, make_case, verdict_json
 
 
@@ -72,6 +72,29 @@ async def test_record_carries_request_answer_grade_usage_and_latency() -> None:
     wire = record.to_json_dict()
     assert wire["raw_request"]["chatPrompt"] == [{"role": "user", "content": "What is 2+2?"}]
     assert wire["evaluator_raw_request"]["userPrompt"].startswith("You are")
+
+
+async def test_usage_by_target_splits_the_roles_totals_by_the_target_called() -> None:
+    # The judge re-asked twice (unparseable replies), three trials: every call counted once.
+    candidate = ScriptedTarget(name="cand")
+    judge = ScriptedTarget(name="judge", judge_replies=["no json", "still none", verdict_json()])
+    trials = Trials(count=3, strategy="mean")
+    plan = plan_for("cand", judge_target="judge", trials=trials)
+    record = await evaluate_case(formatted(make_case()), plan, context_with(candidate, judge))
+    assert record.usage_by_target == {
+        "cand": TargetUsage(requests=3, input_tokens=30, output_tokens=15),
+        "judge": TargetUsage(requests=5, input_tokens=50, output_tokens=25),
+    }
+    assert record.attempts.candidate + record.attempts.judge == 8
+    assert record.usage.candidate.input_tokens + record.usage.judge.input_tokens == 80
+    # A regrade: the known answer's tokens stay the candidate target's, with no request.
+    regraded = await evaluate_case(
+        formatted(make_case()),
+        plan_for("cand", judge_target="judge"),
+        context_with(candidate, judge),
+        known=KnownAnswer("known", usage=TokenUsage(input_tokens=7, output_tokens=3)),
+    )
+    assert regraded.usage_by_target["cand"] == TargetUsage(input_tokens=7, output_tokens=3)
 
 
 async def test_candidate_error_is_isolated_to_its_case() -> None:

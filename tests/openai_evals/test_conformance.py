@@ -158,6 +158,61 @@ async def test_a_completions_run_reports_what_it_sent(sdk: AsyncOpenAI, fake_llm
         assert {r.name for r in item.results} == set(ids)
 
 
+async def test_usage_is_one_entry_per_model_with_its_own_calls(
+    tmp_path: Path,
+    database_url: str,
+    make_client: ClientFactory,
+    fake_llm: FakeLLM,
+    spec_validator: SpecValidator,
+) -> None:
+    # The candidate "gpt" also judges; two more judge models, one of them a mapped name.
+    def target(name: str, model: str) -> OpenAITarget:
+        return OpenAITarget(
+            name=name, provider="openai", base_url=f"{fake_llm.url}/v1", model=model
+        )
+
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        database_url=database_url,
+        sample_run=False,
+        targets=[target("gpt", "m"), target("judge-a", "ma"), target("judge-b", "mb")],
+        openai_models={"o3-mini": "judge-b"},
+    )
+    judges = [
+        JUDGE,
+        {**JUDGE, "name": "second opinion", "model": "judge-a"},
+        {**JUDGE, "name": "third opinion", "model": "o3-mini"},
+        {**JUDGE, "name": "again", "model": "o3-mini"},  # the same model twice: one entry
+    ]
+    async with make_client(settings) as http:
+        http.event_hooks["response"].append(spec_validator.async_hook)
+        client: Any = http  # typed for httpx2, takes httpx too
+        sdk = AsyncOpenAI(base_url="http://testserver/v1", api_key="k", http_client=client)
+        ev = await new_eval(sdk, *judges)
+        created = await sdk.evals.runs.create(
+            ev.id,
+            data_source=completions({"type": "file_content", "content": ITEMS}),  # type: ignore[arg-type]
+        )
+        run = await finished(sdk, ev.id, created.id)
+    assert run.status == "completed"
+    sent: dict[str, list[int]] = {}
+    for request in fake_llm.requests:
+        usage = request.usage or {}
+        entry = sent.setdefault(request.json["model"], [0, 0, 0])
+        entry[0] += 1
+        entry[1] += usage.get("prompt_tokens", 0)
+        entry[2] += usage.get("completion_tokens", 0)
+    assert (sent["m"][0], sent["ma"][0], sent["mb"][0]) == (6, 3, 6)  # gpt: 3 asked, 3 judged
+    usage = {
+        u.model_name: [u.invocation_count, u.prompt_tokens, u.completion_tokens]
+        for u in run.per_model_usage
+    }
+    assert usage == {"gpt": sent["m"], "judge-a": sent["ma"], "o3-mini": sent["mb"]}
+    assert [u.model_name for u in run.per_model_usage] == ["gpt", "judge-a", "o3-mini"]
+    for entry in run.per_model_usage:
+        assert entry.total_tokens == entry.prompt_tokens + entry.completion_tokens > 0
+
+
 async def test_unset_sampling_params_are_the_documented_defaults(sdk: AsyncOpenAI) -> None:
     ev = await new_eval(sdk, CHECK)
     run = await sdk.evals.runs.create(

@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from app.errors import IdempotencyConflict, InvalidRequest, RunNotFound, RunStateConflict
-from app.evaluation.records import RoleAttempts
+from app.evaluation.records import RoleAttempts, TargetUsage
 from app.evaluators.results import EvaluatorResult
 from app.providers.base import ProviderResponse, Usage
 from app.runs.cache import StoredResponseCache
@@ -281,5 +282,25 @@ async def test_an_eval_runs_tally_is_counted_from_the_results_columns(store: Run
     tally = await OpenAIEvalStore(store).tally(run.id)
     assert tally.statuses == {"passed": 1, "failed": 1, "error": 1}
     assert tally.graders == {"exact": (1, 1)}  # the judge that could not grade: neither
-    assert tally.tokens == {"candidate": (30, 15), "judge": (60, 9)}
-    assert tally.calls == {"candidate": 3, "judge": 4}
+
+
+async def test_an_eval_runs_tally_splits_usage_by_target_and_keeps_older_results(
+    store: RunStore,
+) -> None:
+    run, _ = await store.create_run(make_new_run(), make_cases(3))
+    split = {
+        "gpt": TargetUsage(requests=2, input_tokens=10, output_tokens=5),
+        "judge-a": TargetUsage(requests=3, input_tokens=20, output_tokens=3),
+    }
+    one = make_record("case-0").model_copy(update={"usage_by_target": split})
+    other = make_record("case-1").model_copy(
+        update={"usage_by_target": {"judge-a": TargetUsage(requests=1, input_tokens=7)}}
+    )
+    older = make_record("case-2").model_copy(update={"attempts": RoleAttempts(candidate=1)})
+    for seq, record in enumerate((one, other, older)):
+        assert await store.record_result(run.id, seq, record)
+    async with store.engine.begin() as connection:  # as stored before the column existed
+        await connection.execute(text("UPDATE results SET target_usage = NULL WHERE case_seq = 2"))
+    tally = await OpenAIEvalStore(store).tally(run.id)
+    assert tally.targets == {"gpt": (2, 10, 5), "judge-a": (4, 27, 3)}
+    assert tally.unattributed == {"candidate": (1, 10, 5), "judge": (0, 20, 3)}
