@@ -392,3 +392,23 @@ class WebhookDeliveryRow(Base):
         Index("ix_webhook_deliveries_status_next_attempt_at", "status", "next_attempt_at"),
         Index("ix_webhook_deliveries_created_at_id", "created_at", "id"),
     )
+
+
+class WebhookEndpointRow(Base):
+    """A webhook endpoint registered through the API (those of ``EVAL_WEBHOOKS`` are settings).
+
+    It gets the events of its owner's runs (every run when authentication is off). Its
+    signing secret is kept only sealed (``app.runs.webhook_secrets``), never in the clear.
+    """
+
+    __tablename__ = "webhook_endpoints"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True, doc="we_... (deliveries' name).")
+    owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    url: Mapped[str] = mapped_column(SafeString(2000))
+    description: Mapped[str | None] = mapped_column(SafeString(500), nullable=True)
+    events: Mapped[str] = mapped_column(String(500), doc="JSON list of the event types it gets.")
+    sealed_secret: Mapped[str] = mapped_column(String(200), doc="AES-GCM sealed, never clear.")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_webhook_endpoints_owner", "owner"),)

@@ -19,15 +19,20 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import aiohttp
 import httpx
+from pydantic import SecretStr
 from standardwebhooks.webhooks import Webhook
 
 from app.errors import InvalidRequest
+from app.observability.logging import add_log_secrets
 from app.providers.addresses import pin_host, pinned_connector
 from app.runs.store_base import utc_now
+from app.runs.webhook_endpoints import WebhookEndpointStore
+from app.runs.webhook_secrets import SealedSecretError, SecretBox
 from app.runs.webhooks import Delivery, WebhookStore
 from app.settings import Settings
 from app.settings.webhooks import WebhookEndpoint
@@ -36,13 +41,18 @@ logger = logging.getLogger("app.runs.webhooks")
 POLL_SECONDS = 0.5
 
 
-def signed_headers(
-    endpoint: WebhookEndpoint, delivery: Delivery, moment: datetime
-) -> dict[str, str]:
+@dataclass(frozen=True)
+class Destination:
+    """Where a delivery goes and the secret that signs it (settings' or a registered one)."""
+
+    name: str
+    url: str
+    secret: SecretStr
+
+
+def signed_headers(secret: SecretStr, delivery: Delivery, moment: datetime) -> dict[str, str]:
     """The Standard Webhooks headers of one try of ``delivery``."""
-    signature = Webhook(endpoint.secret.get_secret_value()).sign(
-        delivery.id, moment, delivery.payload
-    )
+    signature = Webhook(secret.get_secret_value()).sign(delivery.id, moment, delivery.payload)
     return {
         "content-type": "application/json",
         "user-agent": "eval-execution-webhooks",
@@ -55,15 +65,23 @@ def signed_headers(
 class WebhookSender:
     """The delivery loop of one process."""
 
-    def __init__(self, settings: Settings, store: WebhookStore) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: WebhookStore,
+        registered: WebhookEndpointStore,
+        box: SecretBox | None,
+    ) -> None:
         self._settings = settings
         self._store = store
+        self._registered = registered
+        self._box = box
         self._endpoints: Mapping[str, WebhookEndpoint] = {e.name: e for e in settings.webhooks}
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        """Start the loop (nothing to do without endpoints)."""
-        if self._endpoints and self._task is None:
+        """Start the loop (nothing to do without endpoints nor a key to register them)."""
+        if (self._endpoints or self._box) and self._task is None:
             self._task = asyncio.create_task(self._loop(), name="webhook-deliveries")
 
     async def aclose(self) -> None:
@@ -88,8 +106,25 @@ class WebhookSender:
             if not due:
                 await asyncio.sleep(POLL_SECONDS)
 
+    async def _destination(self, name: str) -> Destination | str | None:
+        """Where deliveries to ``name`` go; why they cannot go now (str); None: it is gone."""
+        configured = self._endpoints.get(name)
+        if configured is not None:
+            return Destination(configured.name, configured.url, configured.secret)
+        registered = await self._registered.get(name)
+        if registered is None:
+            return None
+        if self._box is None:
+            return "EVAL_WEBHOOK_SECRETS_KEY is not set: registered endpoints cannot be signed"
+        try:
+            secret = self._box.open(registered.sealed_secret, registered.id)
+        except SealedSecretError as exc:
+            return str(exc)
+        add_log_secrets([secret])
+        return Destination(registered.id, registered.url, SecretStr(secret))
+
     async def _try(self, delivery: Delivery) -> None:
-        endpoint = self._endpoints.get(delivery.endpoint)
+        endpoint = await self._destination(delivery.endpoint)
         if endpoint is None:
             await self._store.record(
                 delivery,
@@ -99,14 +134,17 @@ class WebhookSender:
                 retry_at=None,
             )
             return
-        status, error = await self._post(endpoint, delivery)
+        status: int | None = None
+        error: str | None = endpoint if isinstance(endpoint, str) else None
+        if not isinstance(endpoint, str):
+            status, error = await self._post(endpoint, delivery)
         delivered = status is not None and 200 <= status < 300
         retry_at = None if delivered else self._retry_at(delivery.attempts + 1)
         if not delivered:
             logger.warning(
                 "webhook %s to %s failed (try %d): %s",
                 delivery.id,
-                endpoint.name,
+                delivery.endpoint,
                 delivery.attempts + 1,
                 error or f"HTTP {status}",
             )
@@ -122,7 +160,7 @@ class WebhookSender:
         return utc_now() + timedelta(seconds=min(wait, settings.webhook_retry_cap_seconds))
 
     async def _post(
-        self, endpoint: WebhookEndpoint, delivery: Delivery
+        self, endpoint: Destination, delivery: Delivery
     ) -> tuple[int | None, str | None]:
         """The endpoint's status code, or why there is none."""
         try:
@@ -132,7 +170,7 @@ class WebhookSender:
         except InvalidRequest as exc:
             return None, exc.detail.replace("inline target host", "webhook host")
         timeout = aiohttp.ClientTimeout(total=self._settings.webhook_timeout_seconds)
-        headers = signed_headers(endpoint, delivery, utc_now())
+        headers = signed_headers(endpoint.secret, delivery, utc_now())
         try:
             async with (
                 aiohttp.ClientSession(

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.runs.store_base import StoreBase, aware, utc_now
 from app.runs.tables import OpenAIEvalRunRow, WebhookDeliveryRow
+from app.runs.webhook_endpoints import endpoints_for_run
 from app.settings.webhooks import WebhookEndpoint
 
 EVENT_SUFFIXES = {"completed": "succeeded", "failed": "failed", "cancelled": "canceled"}
@@ -70,16 +71,24 @@ def _delivery(row: WebhookDeliveryRow) -> Delivery:
 
 @dataclass(frozen=True)
 class Outbox:
-    """The endpoints a finished run's event goes to (settings), and how it is written."""
+    """The endpoints a finished run's event goes to, and how it is written.
 
-    endpoints: tuple[WebhookEndpoint, ...]
+    ``endpoints`` are the settings' (every run's events); registered endpoints
+    (``webhook_endpoints`` rows) get those of their owner's runs.
+    """
+
+    endpoints: tuple[WebhookEndpoint, ...] = ()
 
     async def enqueue(
         self, session: AsyncSession, run_id: str, status: str, owner: str | None, now: datetime
     ) -> None:
         """Add the run's event for every endpoint that wants it (in the caller's transaction)."""
         suffix = EVENT_SUFFIXES.get(status)
-        if suffix is None or not self.endpoints:
+        if suffix is None:
+            return
+        wanted: list[tuple[str, Sequence[str]]] = [(e.name, e.events) for e in self.endpoints]
+        wanted += [(e.id, e.events) for e in await endpoints_for_run(session, owner)]
+        if not wanted:
             return
         kind = "eval.run" if await session.get(OpenAIEvalRunRow, run_id) is not None else "run"
         event_type = f"{kind}.{suffix}"
@@ -93,12 +102,12 @@ class Outbox:
                 "data": {"id": run_id},
             }
         )
-        for endpoint in self.endpoints:
-            if event_type in endpoint.events:
+        for endpoint, events in wanted:
+            if event_type in events:
                 session.add(
                     WebhookDeliveryRow(
                         id=f"msg_{uuid.uuid4().hex}",
-                        endpoint=endpoint.name,
+                        endpoint=endpoint,
                         event_id=event_id,
                         event_type=event_type,
                         run_id=run_id,

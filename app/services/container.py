@@ -28,6 +28,8 @@ from app.runs.jobs import asyncpg_dsn
 from app.runs.spec import RunSpec, prepare_stored_run
 from app.runs.store import RunStore
 from app.runs.supervisor import RunScheduler, RunSupervisor
+from app.runs.webhook_endpoints import WebhookEndpointStore
+from app.runs.webhook_secrets import SecretBox
 from app.runs.webhook_sender import WebhookSender
 from app.runs.webhooks import Outbox, WebhookStore
 from app.runs.worker import CaseWorker
@@ -96,12 +98,14 @@ async def build_services(
         store = await RunStore.open(database_url(settings))
         stack.push_async_callback(store.aclose)
         webhook_store = WebhookStore(store)
-        if settings.webhooks:
-            store.outbox = Outbox(tuple(settings.webhooks))
-            add_log_secrets(e.secret.get_secret_value() for e in settings.webhooks)
-            sender = WebhookSender(settings, webhook_store)
-            sender.start()
-            stack.push_async_callback(sender.aclose)
+        endpoint_store = WebhookEndpointStore(store)
+        key = settings.webhook_secrets_key
+        box = SecretBox(key.get_secret_value()) if key is not None else None
+        add_log_secrets(settings.secret_values())
+        store.outbox = Outbox(tuple(settings.webhooks))  # registered endpoints: rows
+        sender = WebhookSender(settings, webhook_store, endpoint_store, box)
+        sender.start()
+        stack.push_async_callback(sender.aclose)
         fleet: FleetLimits | None = None
         name = process_name(settings)
         if store.job_queue:
@@ -116,7 +120,6 @@ async def build_services(
             limiters=fleet.target_limiters() if fleet else local_limiter,
         )
         stack.push_async_callback(providers.aclose)
-        add_log_secrets(settings.secret_values())
         supervisor = _scheduler(
             settings, store, providers, fleet, metrics, links, name, execute_cases
         )
@@ -129,7 +132,7 @@ async def build_services(
         await stack.aclose()
         raise
     metrics.watch(limiters=providers, statuses=store, links=links)
-    webhooks = WebhookService(settings, webhook_store)
+    webhooks = WebhookService(settings, webhook_store, endpoint_store, box)
     imports = OpenAIImportService(openai_evals, store)
     return Services(
         settings,

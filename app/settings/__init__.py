@@ -316,6 +316,16 @@ class Settings(BaseSettings):
             "whsec_..., events?}]` (Standard Webhooks signatures; default: every event)."
         ),
     )
+    webhook_secrets_key: SecretStr | None = Field(
+        None,
+        min_length=32,
+        description=(
+            "Key that encrypts the signing secrets of webhook endpoints registered through "
+            "the API (`POST /webhooks`), at least 32 characters (`openssl rand -base64 32`); "
+            "unset: endpoints come from `EVAL_WEBHOOKS` only. Every process of a fleet needs "
+            "the same key."
+        ),
+    )
     webhook_allow_private: bool = Field(
         False,
         description=(
@@ -361,11 +371,15 @@ class Settings(BaseSettings):
     def secret_values(self) -> tuple[str, ...]:
         """Every configured secret: scrubbed from whatever a program wrote.
 
-        The targets' keys and values read from the environment, the API keys, the database
-        password and the value of every environment variable whose name says it is secret.
+        The targets' keys and values read from the environment, the API keys, the webhook
+        secrets and key, the database password and the value of every environment variable
+        whose name says it is secret.
         """
         found = [secret for target in self.targets for secret in target.secret_values()]
         found += [key.get_secret_value() for key in self.api_keys]
+        found += [endpoint.secret.get_secret_value() for endpoint in self.webhooks]
+        if self.webhook_secrets_key is not None:
+            found.append(self.webhook_secrets_key.get_secret_value())
         if self.database_url:
             password = _URL_PASSWORD.search(self.database_url)
             if password:

@@ -29,6 +29,8 @@ WEBHOOK_EVENTS: tuple[WebhookEvent, ...] = (
     "run.canceled",
 )
 SECRET_PREFIX = "whsec_"
+REGISTERED_PREFIX = "we_"
+"""Ids of endpoints registered through the API (``POST /webhooks``)."""
 
 
 class WebhookEndpoint(BaseModel):
@@ -40,6 +42,15 @@ class WebhookEndpoint(BaseModel):
     secret: SecretStr
     events: tuple[WebhookEvent, ...] = WEBHOOK_EVENTS
 
+    @field_validator("name")
+    @classmethod
+    def _not_a_registered_id(cls, value: str) -> str:
+        if value.startswith(REGISTERED_PREFIX):
+            raise ValueError(
+                f"names starting {REGISTERED_PREFIX!r} are those of registered endpoints"
+            )
+        return value
+
     @field_validator("url")
     @classmethod
     def _http_url(cls, value: str) -> str:
@@ -50,11 +61,15 @@ class WebhookEndpoint(BaseModel):
     @field_validator("secret")
     @classmethod
     def _standard_secret(cls, value: SecretStr) -> SecretStr:
-        text = value.get_secret_value().removeprefix(SECRET_PREFIX)
-        try:
-            key = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError):
-            raise ValueError("the secret must be whsec_ followed by base64") from None
-        if len(key) < 24:
-            raise ValueError("the secret must hold at least 24 bytes (32 recommended)")
+        check_secret(value.get_secret_value())
         return value
+
+
+def check_secret(secret: str) -> None:
+    """Refuse a secret that is not ``whsec_`` + base64 of 24 bytes or more (by ValueError)."""
+    try:
+        key = base64.b64decode(secret.removeprefix(SECRET_PREFIX), validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("the secret must be whsec_ followed by base64") from None
+    if len(key) < 24:
+        raise ValueError("the secret must hold at least 24 bytes (32 recommended)")

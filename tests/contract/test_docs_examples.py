@@ -23,6 +23,16 @@ async def send(client: httpx.AsyncClient, request: ExampleRequest) -> httpx.Resp
     )
 
 
+FRESH_SERVER_REFUSALS = {
+    "register_webhook_endpoint": 409,
+    "get_webhook_endpoint": 404,
+    "delete_webhook_endpoint": 404,
+}
+"""Examples a fresh server answers with a documented refusal: it has no webhook endpoint,
+and registering one needs EVAL_WEBHOOK_SECRETS_KEY (tests/runs/test_webhook_endpoints.py
+runs them with it: their example URLs are not on 127.0.0.1, so they are not sent here)."""
+
+
 def succeeded(response: httpx.Response) -> bool:
     """Below 400, and neither an invalid suite nor a case that errored."""
     if response.status_code >= 400:
@@ -46,7 +56,13 @@ async def test_every_example_succeeds_on_a_fresh_server(
         requests = example_requests(document, every_example=True)
         answers = [(request, await send(client, request)) for request in requests]
 
-    failures = [f"{r}: {a.status_code} {a.text[:300]}" for r, a in answers if not succeeded(a)]
+    failures = [
+        f"{r}: {a.status_code} {a.text[:300]}"
+        for r, a in answers
+        if not succeeded(a) and a.status_code != FRESH_SERVER_REFUSALS.get(r.operation_id)
+    ]
+    refused = {r.operation_id for r, a in answers if not succeeded(a)}
+    assert refused <= set(FRESH_SERVER_REFUSALS), refused
     assert not failures
     assert {r.operation_id for r, _ in answers} == {
         op["operationId"] for _, _, op in operations(document)

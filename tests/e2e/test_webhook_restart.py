@@ -45,7 +45,12 @@ def delivery_when(url: str, predicate: Any, timeout: float = 30.0) -> dict[str, 
     raise TimeoutError(f"no delivery got there: {page}")
 
 
-def test_a_delivery_pending_at_kill_9_is_delivered_after_restart(tmp_path: Path) -> None:
+@pytest.mark.parametrize("source", ["settings", "api"])
+def test_a_delivery_pending_at_kill_9_is_delivered_after_restart(
+    tmp_path: Path, source: str
+) -> None:
+    # The endpoint is configured (EVAL_WEBHOOKS), or registered through the API (a row, its
+    # secret sealed with EVAL_WEBHOOK_SECRETS_KEY, read back by the restarted process).
     port = free_port()
     hook_url = f"http://127.0.0.1:{port}/hooks"
     env = {
@@ -53,11 +58,19 @@ def test_a_delivery_pending_at_kill_9_is_delivered_after_restart(tmp_path: Path)
         "EVAL_DATA_DIR": str(tmp_path / "data"),
         "EVAL_LOG_LEVEL": "WARNING",
         "EVAL_SAMPLE_RUN": "false",
-        "EVAL_WEBHOOKS": json.dumps([{"name": "ci", "url": hook_url, "secret": SECRET}]),
         "EVAL_WEBHOOK_ALLOW_PRIVATE": "true",
         "EVAL_WEBHOOK_RETRY_BASE_SECONDS": "2",
     }
+    if source == "settings":
+        env["EVAL_WEBHOOKS"] = json.dumps([{"name": "ci", "url": hook_url, "secret": SECRET}])
+    else:
+        env["EVAL_WEBHOOK_SECRETS_KEY"] = base64.b64encode(secrets.token_bytes(32)).decode()
     with running_service(env) as (url, process):
+        if source == "api":
+            registered = httpx.post(
+                f"{url}/webhooks", json={"url": hook_url, "secret": SECRET}, timeout=10
+            )
+            assert registered.status_code == 201, registered.text
         run_id = httpx.post(f"{url}/runs", json={"suite": SUITE}, timeout=10).json()["id"]
         failed_once = delivery_when(url, lambda d: d["run_id"] == run_id and d["attempts"] >= 1)
         process.send_signal(signal.SIGKILL)

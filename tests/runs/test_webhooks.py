@@ -104,9 +104,12 @@ async def test_finished_runs_are_posted_signed_with_openais_event_names(
     assert endpoints == {
         "endpoints": [
             {
-                "name": "ci",
+                "id": "ci",
+                "source": "settings",
                 "url": receiver.url,
                 "events": list(WebhookEndpoint.model_fields["events"].default),
+                "description": None,
+                "created_at": None,
             }
         ]
     }
