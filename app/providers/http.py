@@ -212,17 +212,25 @@ class HttpAdapter(ABC, Generic[TargetT]):
         """Read the message (and code) of an error body; ``None`` if it has none."""
 
     def with_target_tools(self, request: ProviderRequest) -> ProviderRequest:
-        """A candidate request with the target's ``tools`` (the request's own win by name)."""
+        """A candidate request with its target's tool and structured-output settings.
+
+        The target's ``tools``, ``tool_choice`` and ``response_format``; the request's own
+        win (tools by name).
+        """
         tools = getattr(self.target, "tools", ())
         choice = getattr(self.target, "tool_choice", None)
-        if request.role != CallRole.CANDIDATE or not (tools or choice):
+        shape = getattr(self.target, "response_format", None)
+        if request.role != CallRole.CANDIDATE or not (tools or choice or shape):
             return request
-        return request.model_copy(
-            update={
-                "tools": merged_tools(tools, request.tools),
-                "tool_choice": request.tool_choice or choice,
-            }
-        )
+        update: dict[str, Any] = {
+            "tools": merged_tools(tools, request.tools),
+            "tool_choice": request.tool_choice or choice,
+        }
+        if shape is not None and request.options.json_schema is None:
+            update["options"] = request.options.model_copy(
+                update={"json_schema": shape.schema_, "json_schema_name": shape.name}
+            )
+        return request.model_copy(update=update)
 
     def preview(self, request: ProviderRequest) -> ProviderPreview:
         """What ``complete`` would send, without sending it."""

@@ -35,11 +35,12 @@ from app.schemas.openai_evals import (
     SamplingParams,
     SourceRow,
 )
+from app.settings.response_format import ResponseFormat
 from app.settings.tools import ToolsError, read_tools
 from app.suites.documents.parsing import parse_json
 from app.suites.model import EvalCase, FormattedCase
 from app.suites.templates import TemplateProblem, render
-from app.suites.tool_use import ResponseFormat, ToolUse
+from app.suites.tool_use import ToolUse
 
 
 @dataclass(frozen=True)

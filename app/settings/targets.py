@@ -34,6 +34,7 @@ from pydantic import (
 )
 
 from app.errors import TargetsFileError
+from app.settings.response_format import ResponseFormat, read_response_format
 from app.settings.tools import ToolChoice, ToolSpec, read_tool_choice, read_tools
 
 logger = logging.getLogger("app.settings")
@@ -190,14 +191,29 @@ class MockTarget(TargetBase):
 class ApiTarget(TargetBase):
     """Keys of targets that call a model API: the tools candidate calls may use.
 
-    ``tools`` (any API's spelling, read into OpenAI's function-tool form) and ``tool_choice``
-    go with every candidate call of the target, never with judge calls.
+    ``tools`` (any API's spelling, read into OpenAI's function-tool form), ``tool_choice``
+    and ``response_format`` (structured output) go with every candidate call of the target,
+    never with judge calls; a case's own win (tools by name).
     """
 
     tools: tuple[ToolSpec, ...] = ()
     tool_choice: ToolChoice | None = Field(
         None, validation_alias=_choices("tool_choice", "toolChoice")
     )
+    response_format: ResponseFormat | None = Field(
+        None,
+        validation_alias=_choices("response_format", "responseFormat"),
+        description=(
+            "Structured output of every candidate call: OpenAI's `{type: json_schema, "
+            "json_schema: {name, schema}}`, `{type: json_object}` or a bare JSON Schema; sent "
+            "natively by each API (a case's own wins)."
+        ),
+    )
+
+    @field_validator("response_format", mode="before")
+    @classmethod
+    def _read_response_format(cls, value: Any) -> Any:
+        return read_response_format(value) if value is not None else None
 
     @field_validator("tools", mode="before")
     @classmethod

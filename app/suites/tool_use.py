@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from app.errors import DocumentError
 from app.evaluators.trajectory import contains
+from app.settings.response_format import ResponseFormat, ResponseFormatError, read_response_format
 from app.settings.tools import (
     ToolChoice,
     ToolsError,
@@ -50,14 +51,6 @@ class CannedResult(BaseModel):
     tool: str
     args: dict[str, Any] | None = None
     result: Any = None
-
-
-class ResponseFormat(BaseModel):
-    """The JSON Schema the candidate's reply must follow, and its name."""
-
-    model_config = ConfigDict(frozen=True)
-    name: str = "response"
-    schema_: dict[str, Any] = Field(alias="schema")
 
 
 class ToolUse(BaseModel):
@@ -124,20 +117,11 @@ def _read_format(raw: Any, where: DocumentPath, findings: Findings) -> ResponseF
             where, f"must be a JSON Schema or OpenAI's response_format, not {describe(raw)}"
         )
         return None
-    kind = raw.get("type")
-    if kind == "json_schema" and isinstance(raw.get("json_schema"), dict):
-        inner = raw["json_schema"]
-        schema = inner.get("schema")
-        if isinstance(schema, dict):
-            return ResponseFormat(name=str(inner.get("name") or "response"), schema=schema)
-    elif kind == "json_object":
-        return ResponseFormat(schema={"type": "object"})
-    elif kind not in (None, "text") or "properties" in raw or "$schema" in raw:
-        return ResponseFormat(schema=raw)
-    if kind == "text":
+    try:
+        return read_response_format(raw)
+    except ResponseFormatError as exc:
+        findings.error(where, str(exc))
         return None
-    findings.error(where, "must be {type: json_schema, json_schema: {name, schema}} or a schema")
-    return None
 
 
 def _from_files(

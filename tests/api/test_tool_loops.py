@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 
+from app.errors import TargetsFileError
 from app.settings import Settings
+from app.settings.response_format import read_response_format
+from app.settings.targets import parse_target
 from testkit.fake_llm import FakeLLM
 from testkit.tool_replies import ToolLoop
 from tests.conftest import ClientFactory, wait_for_run
@@ -161,6 +164,65 @@ async def test_a_cases_response_format_is_sent_natively_and_the_answer_follows_i
     assert field in fake_llm.requests[0].json
     assert record["status"] == "passed", record
     assert record["tool_calls"] == []
+
+
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+
+@pytest.mark.parametrize(("target", "field"), [
+    ("gpt", "response_format"), ("azure", "response_format"), ("responses", "text"),
+    ("claude", "tools"), ("gemini", "generationConfig"),
+])  # fmt: skip
+async def test_a_targets_response_format_is_sent_natively_and_a_cases_own_wins(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory, target: str, field: str
+) -> None:
+    settings = settings_for(tmp_path, fake_llm)
+    declared = {"type": "json_schema", "json_schema": {"name": "city", "schema": CITY}}
+    settings = settings.model_copy(
+        update={
+            "targets": [
+                t.model_copy(update={"response_format": read_response_format(declared)})
+                if t.name == target
+                else t
+                for t in settings.targets
+            ]
+        }
+    )
+    own = {"type": "object", "properties": {"country": {"type": "string"}}}
+    suite = {"name": "structured", "tests": [
+        {"id": "city", "input": "Which city is the capital of France?",
+         "assertions": [{"type": "is-json", "schema": CITY}]},
+        {"id": "own", "input": "Which country is Paris in?",
+         "response_format": {"type": "json_schema", "json_schema": {"name": "own", "schema": own}},
+         "assertions": [{"type": "is-json", "schema": own}]},
+    ]}  # fmt: skip
+    async with make_client(settings) as client:
+        response = await client.post("/evaluate", json={"suite": suite, "target": target})
+    assert response.status_code == 200, response.text
+    assert fake_llm.shape_errors == []
+    records = {r["eval_id"]: r for r in response.json()["results"]}
+    assert all(r["status"] == "passed" for r in records.values()), records
+    sent = {
+        "city" if "capital" in r.messages_text() else "own": json.dumps(r.json[field])
+        for r in fake_llm.requests
+    }
+    assert '"city"' in sent["city"]  # the target's schema
+    assert '"country"' in sent["own"]  # the case's own, not the target's
+    assert '"city"' not in sent["own"]
+
+
+def test_a_targets_response_format_is_read_in_every_form_and_refused_by_name() -> None:
+    def target(shape: object) -> Any:
+        entry = {"name": "t", "provider": "openai", "model": "m", "response_format": shape}
+        return parse_target(entry, {})
+
+    wrapped = {"type": "json_schema", "json_schema": {"name": "city", "schema": CITY}}
+    assert target(wrapped).response_format.name == "city"
+    assert target(CITY).response_format.schema_ == CITY  # a bare JSON Schema
+    assert target({"type": "json_object"}).response_format.schema_ == {"type": "object"}
+    assert target({"type": "text"}).response_format is None
+    with pytest.raises(TargetsFileError, match=r"target .t.*response_format.*not a list"):
+        target([CITY])
 
 
 async def test_the_case_page_lists_the_calls_their_steps_and_marks_bad_arguments(
