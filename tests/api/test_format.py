@@ -333,6 +333,38 @@ async def test_provider_preview_of_a_configured_target_wins_over_the_provider_na
     assert "provider 'anthropic'" in previews["anthropic"]["note"]
 
 
+async def test_provider_preview_shows_a_targets_response_format_natively(
+    tmp_path, make_client
+) -> None:
+    from app.settings import Settings
+    from app.settings.targets import AnthropicTarget, OpenAITarget
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    shape = {"type": "json_schema", "json_schema": {"name": "city", "schema": schema}}
+    targets = [
+        OpenAITarget.model_validate(
+            {"name": "gpt", "provider": "openai", "model": "m", "response_format": shape}
+        ),
+        AnthropicTarget.model_validate(
+            {
+                "name": "claude",
+                "provider": "anthropic",
+                "model": "m",
+                "api_key": "k",
+                "response_format": schema,
+            }
+        ),
+    ]
+    body = {"input_messages": [{"role": "user", "content": "Hi"}], "providers": ["gpt", "claude"]}
+    async with make_client(Settings(data_dir=tmp_path / "data", targets=targets)) as http:
+        previews = (await post(http, body)).json()["provider_requests"]
+    chat = previews["gpt"]["body"]["response_format"]
+    assert (chat["type"], chat["json_schema"]["name"]) == ("json_schema", "city")
+    claude = previews["claude"]["body"]
+    assert claude["tool_choice"] == {"type": "tool", "name": "response"}
+    assert claude["tools"][0]["input_schema"]["properties"] == schema["properties"]
+
+
 async def test_provider_preview_of_unknown_target_is_422(client) -> None:
     response = await post(
         client, {"input_messages": [{"role": "user", "content": "x"}], "providers": ["nope"]}
