@@ -25,7 +25,12 @@ from app.schemas.webhooks import (
     WebhookEndpointView,
 )
 from app.settings import Settings
-from app.settings.webhooks import REGISTERED_PREFIX, SECRET_PREFIX, WEBHOOK_EVENTS
+from app.settings.webhooks import (
+    REGISTERED_PREFIX,
+    SECRET_PREFIX,
+    WEBHOOK_EVENTS,
+    WebhookEndpoint,
+)
 
 SECRET_BYTES = 32
 
@@ -40,6 +45,12 @@ class RegistrationOff(Conflict):
 def new_secret() -> str:
     """A fresh Standard Webhooks secret: ``whsec_`` + base64 of 32 random bytes."""
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode()
+
+
+def _configured_view(endpoint: WebhookEndpoint) -> WebhookEndpointView:
+    return WebhookEndpointView(
+        id=endpoint.name, source="settings", url=endpoint.url, events=list(endpoint.events)
+    )
 
 
 def _view(endpoint: RegisteredEndpoint) -> WebhookEndpointView:
@@ -116,10 +127,7 @@ class WebhookService:
 
     async def endpoints(self, caller: str | None) -> WebhookEndpointList:
         """The configured endpoints, then the caller's registered ones, without secrets."""
-        configured = [
-            WebhookEndpointView(id=e.name, source="settings", url=e.url, events=list(e.events))
-            for e in self._settings.webhooks
-        ]
+        configured = [_configured_view(e) for e in self._settings.webhooks]
         registered = [_view(e) for e in await self._endpoints.listed(caller)]
         return WebhookEndpointList(endpoints=configured + registered)
 
@@ -127,10 +135,7 @@ class WebhookService:
         """One endpoint, configured or the caller's, without its secret."""
         for configured in self._settings.webhooks:
             if configured.name == endpoint_id:
-                events = list(configured.events)
-                return WebhookEndpointView(
-                    id=configured.name, source="settings", url=configured.url, events=events
-                )
+                return _configured_view(configured)
         found = await self._endpoints.get(endpoint_id, caller)
         if found is None:
             raise NotFound(f"no webhook endpoint has the id {endpoint_id!r}")
