@@ -1,7 +1,9 @@
 """Posts stored webhook deliveries: signed (Standard Webhooks), retried with backoff.
 
-Every process with endpoints configured runs one loop: it claims due deliveries
-(``WebhookStore.claim_due``), posts each to its endpoint's URL and records the outcome. A
+Every process with endpoints configured (``EVAL_WEBHOOKS``), or able to sign for registered
+ones (``EVAL_WEBHOOK_SECRETS_KEY``: their secrets are opened at each try), runs one loop: it
+claims due deliveries (``WebhookStore.claim_due``), posts each to its endpoint's URL and
+records the outcome. A
 2xx delivers; anything else (a refused address, a timeout, another status) is tried again
 after ``webhook_retry_base_seconds`` doubled per try up to ``webhook_retry_cap_seconds``,
 until ``webhook_max_attempts``. The URL goes through the same address rules as inline
@@ -45,7 +47,6 @@ POLL_SECONDS = 0.5
 class Destination:
     """Where a delivery goes and the secret that signs it (settings' or a registered one)."""
 
-    name: str
     url: str
     secret: SecretStr
 
@@ -110,7 +111,7 @@ class WebhookSender:
         """Where deliveries to ``name`` go; why they cannot go now (str); None: it is gone."""
         configured = self._endpoints.get(name)
         if configured is not None:
-            return Destination(configured.name, configured.url, configured.secret)
+            return Destination(configured.url, configured.secret)
         registered = await self._registered.get(name)
         if registered is None:
             return None
@@ -121,7 +122,7 @@ class WebhookSender:
         except SealedSecretError as exc:
             return str(exc)
         add_log_secrets([secret])
-        return Destination(registered.id, registered.url, SecretStr(secret))
+        return Destination(registered.url, SecretStr(secret))
 
     async def _try(self, delivery: Delivery) -> None:
         endpoint = await self._destination(delivery.endpoint)
