@@ -31,6 +31,16 @@ class ExampleRequest:
         return f"{self.method.upper()} {self.path} ({self.operation_id}: {self.example})"
 
 
+FRESH_SERVER_REFUSALS = {
+    "register_webhook_endpoint": 409,
+    "get_webhook_endpoint": 404,
+    "delete_webhook_endpoint": 404,
+}
+"""Operations whose prefilled example a fresh server answers with a documented refusal: it
+has no webhook endpoint, and registering one needs EVAL_WEBHOOK_SECRETS_KEY (set, the
+examples' URL would be posted to). tests/runs/test_webhook_endpoints.py runs them with it."""
+
+
 def operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     """``(path, method, operation)`` in document order, deletions last (they remove runs).
 

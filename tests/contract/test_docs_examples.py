@@ -11,7 +11,12 @@ from app.schemas.openai_examples import SAMPLE_EVAL_RUN_ID
 from app.schemas.runs import SAMPLE_RUN_ID
 from app.settings import Settings
 from tests.conftest import ClientFactory, wait_for_run
-from tests.contract.prefilled import ExampleRequest, example_requests, operations
+from tests.contract.prefilled import (
+    FRESH_SERVER_REFUSALS,
+    ExampleRequest,
+    example_requests,
+    operations,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -21,16 +26,6 @@ async def send(client: httpx.AsyncClient, request: ExampleRequest) -> httpx.Resp
     return await client.request(
         request.method, request.path, content=request.content, headers=headers
     )
-
-
-FRESH_SERVER_REFUSALS = {
-    "register_webhook_endpoint": 409,
-    "get_webhook_endpoint": 404,
-    "delete_webhook_endpoint": 404,
-}
-"""Examples a fresh server answers with a documented refusal: it has no webhook endpoint,
-and registering one needs EVAL_WEBHOOK_SECRETS_KEY (tests/runs/test_webhook_endpoints.py
-runs them with it: their example URLs are not on 127.0.0.1, so they are not sent here)."""
 
 
 def succeeded(response: httpx.Response) -> bool:
