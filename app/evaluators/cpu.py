@@ -19,6 +19,7 @@ from typing import TypeVar
 import anyio.to_thread
 
 from app.errors import EvaluatorConfigError
+from app.evaluators.cpu_process import run_in_process
 
 CASE_CPU_SECONDS = 2.0
 """What one case's CPU-heavy checks (regex graders, JSON Schema validation) may take in all."""
@@ -68,3 +69,12 @@ class CpuBudget:
                     _LEFT.reset(token)
 
             return await anyio.to_thread.run_sync(call)
+
+    async def run_in_process(self, name: str, function: Callable[..., T], *args: object) -> T:
+        """``function(*args)`` in a CPU process (``cpu_process``), its time charged here.
+
+        For pure Python work (templates): in a thread it would queue for the GIL with the
+        event loop. ``function`` bounds its own time (it cannot see the budget).
+        """
+        async with self.spending(name):
+            return await run_in_process(function, *args)

@@ -31,6 +31,8 @@ from py_mini_racer import (
     MiniRacer,
 )
 
+from app.evaluators.cpu_process import lower_priority
+
 ResultT = TypeVar("ResultT")
 
 SCRIPT_TIMEOUT_MS = 2000
@@ -42,7 +44,9 @@ CLOSE_DELAY_SECONDS = 1.0
 """Most memory a script's context may hold."""
 
 _local = threading.local()
-_WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="js-engine")
+_WORKERS = ThreadPoolExecutor(
+    max_workers=4, thread_name_prefix="js-engine", initializer=lower_priority
+)  # below the event loop's priority: a 1 s search must not slow other requests' answers
 
 
 class JsError(ValueError):

@@ -84,7 +84,7 @@ def _search(pattern: str, text: str) -> bool:
     if remaining <= 0:
         raise SchemaTimeout
     try:
-        return _compiled(pattern).search(text, timeout=remaining) is not None
+        return _compiled(pattern).search(text, timeout=remaining, concurrent=True) is not None
     except TimeoutError:
         raise SchemaTimeout from None
 

@@ -134,7 +134,8 @@ class Metrics:
         )
         self.cases_finished = Counter(
             "eval_worker_cases_finished",
-            "Claimed cases ended, by worker process and outcome (stored, cancelled, requeued)",
+            "Claimed cases ended, by worker process and outcome "
+            "(stored, skipped, cancelled, requeued)",
             ["worker", "outcome"],
             registry=self.registry,
         )
@@ -204,7 +205,7 @@ class Metrics:
         self.cases_claimed.labels(worker).inc()
 
     def record_case_finished(self, worker: str, outcome: str) -> None:
-        """Count one claimed case that ended (``stored``, ``cancelled`` or ``requeued``)."""
+        """Count one claimed case that ended (``stored``, ``skipped``, ``cancelled``...)."""
         self.cases_finished.labels(worker, outcome).inc()
 
     def watch(

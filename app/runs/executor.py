@@ -104,8 +104,8 @@ class CaseExecutor(Protocol):
         """Run every pending case of the run; returns when none is left."""
         ...
 
-    async def run_case(self, run_id: str, seq: int) -> None:
-        """Run one case and store its result."""
+    async def run_case(self, run_id: str, seq: int) -> bool:
+        """Run one case and store its result; whether this stored it (not stored before)."""
         ...
 
     async def aclose(self) -> None:
@@ -248,25 +248,27 @@ class InProcessExecutor:
         while (case := await queue.get()) is not None:
             await self._run_stored(run_id, case, wait_for_commit=False)
 
-    async def run_case(self, run_id: str, seq: int) -> None:
+    async def run_case(self, run_id: str, seq: int) -> bool:
         """Load the case, evaluate it and store its record (a job of the task queue).
 
         With fleet-wide run limits, the case first waits for a slot of its run's limit. A
         case whose record is stored already (its job ran before, but the worker lost its
-        connection before it could say so) is not run again.
+        connection or its claim before it could say so) is not run again; one run twice at
+        once (a claim handed to another worker while its first worker was starved of CPU)
+        is stored once. Returns whether this call stored it.
         """
         prepared = await self._prepared_run(run_id)
         case = await self._loader.load(run_id, seq)
         if not case.pending:
-            return
+            return False
         slots = self._run_slots
         limit = prepared.plan.max_concurrency
         async with slots(run_id, limit) if slots is not None else nullcontext():
-            await self._run_stored(run_id, case)
+            return await self._run_stored(run_id, case)
 
     async def _run_stored(
         self, run_id: str, case: StoredCase, *, wait_for_commit: bool = True
-    ) -> None:
+    ) -> bool:
         prepared = (await self._prepared_run(run_id)).for_arm(case.arm)
         with bind_log_context(run_id=run_id, case_id=case.eval_id):
             try:
@@ -290,5 +292,8 @@ class InProcessExecutor:
                 record = failure_record(prepared, case, f"internal error: {type(exc).__name__}")
             if not wait_for_commit:
                 await self._store.hand_over_result(run_id, case.seq, record)
-            elif not await self._store.record_result(run_id, case.seq, record):
+                return True
+            if not await self._store.record_result(run_id, case.seq, record):
                 logger.warning("case %s of run %s was already stored", case.eval_id, run_id)
+                return False
+            return True

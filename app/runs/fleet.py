@@ -14,7 +14,9 @@ down.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Coroutine
 from typing import Any
 
 import asyncpg
@@ -39,6 +41,10 @@ DATABASE_ERRORS = (
 )
 """What the store and the fleet limits raise when the database fails, not the run."""
 SWEEP_LINK = "runs_sweep"
+CANCEL_WAIT_SECONDS = 5.0
+"""Longest a cancel request waits for the database before answering (see ``cancel``)."""
+CANCEL_RETRY_SECONDS = 5.0
+"""Longest wait between two attempts to write a cancellation the database refused."""
 
 
 def run_limit_key(run_id: str) -> str:
@@ -67,6 +73,8 @@ class FleetRuns:
         self._links = links or Links()
         self._sweeper: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        self._cancelling: set[str] = set()
+        """Runs whose cancellation is not written yet (the sweep leaves them alone)."""
 
     async def start(self) -> None:
         """Finish runs as their last case is stored; start the worker and the sweep."""
@@ -78,12 +86,15 @@ class FleetRuns:
     def submit(self, run_id: str) -> None:
         """Nothing to do: storing (or reopening) the run queued its cases."""
 
-    async def run_case(self, run_id: str, seq: int) -> None:
-        """Run one claimed case; a run that cannot run at all is finished as ``failed``."""
+    async def run_case(self, run_id: str, seq: int) -> bool:
+        """Run one claimed case; whether this stored it (``InProcessExecutor.run_case``).
+
+        A run that cannot run at all is finished as ``failed``.
+        """
         try:
-            await self._executor.run_case(run_id, seq)
+            return await self._executor.run_case(run_id, seq)
         except RunNotFound:
-            return  # deleted meanwhile
+            return False  # deleted meanwhile
         except DATABASE_ERRORS:
             raise  # the database (away, restarting): the job is tried again
         except Exception as exc:
@@ -91,11 +102,10 @@ class FleetRuns:
             logger.exception("run %s cannot run", run_id)
             await self._store.request_cancel(run_id)
             await self.finish(run_id, "failed", error=f"{type(exc).__name__}: {exc}")
+            return False
 
     def _completed(self, run_id: str) -> None:
-        task = asyncio.create_task(self.finish(run_id, "completed"))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._spawn(self.finish(run_id, "completed"))
 
     async def finish(self, run_id: str, status: str, *, error: str | None = None) -> None:
         """Give the run its final status and summary (once, whoever asks first)."""
@@ -106,15 +116,61 @@ class FleetRuns:
         await self._limits.drop(run_limit_key(run_id))
 
     async def cancel(self, run_id: str) -> RunInfo:
-        """Stop a run everywhere: its jobs are deleted and the running ones stopped."""
-        run = await self._store.request_cancel(run_id)
-        if not run.finished:
-            await self.finish(run_id, "cancelled")
+        """Stop a run everywhere: its jobs are deleted and the running ones stopped.
+
+        On a busy database (the run's row locked by a long transaction, or the database
+        slow to answer) the answer comes within ``CANCEL_WAIT_SECONDS``, never an error: the
+        run's jobs are deleted at once (their table does not wait for the run's row), so no
+        case of it starts anywhere, and its cancellation is written as soon as the database
+        takes it (tried again with backoff while the database fails). Until then this
+        process's sweep leaves the run alone, so its cases are not queued again.
+        """
+        attempt = asyncio.create_task(self._store.request_cancel(run_id))
+        done, _ = await asyncio.wait({attempt}, timeout=CANCEL_WAIT_SECONDS)
+        error = attempt.exception() if done else None
+        if done and error is None:
+            run = attempt.result()
+            if not run.finished:
+                await self.finish(run_id, "cancelled")
+            return await self._store.get_run(run_id)
+        if error is not None and not isinstance(error, DATABASE_ERRORS):
+            raise error
+        logger.warning("run %s: database busy; jobs dropped, cancel written when it can be", run_id)
+        if run_id not in self._cancelling:
+            self._cancelling.add(run_id)
+            self._spawn(self._record_cancel(run_id, attempt))
+        with contextlib.suppress(*DATABASE_ERRORS, TimeoutError):
+            async with asyncio.timeout(CANCEL_WAIT_SECONDS):
+                await self._store.drop_run_jobs(run_id)
         return await self._store.get_run(run_id)
+
+    async def _record_cancel(self, run_id: str, attempt: asyncio.Task[RunInfo]) -> None:
+        """Write a cancellation the database could not take at once, until it does."""
+        backoff = Backoff(ceiling=CANCEL_RETRY_SECONDS)
+        try:
+            while True:
+                try:
+                    run = await attempt
+                    if not run.finished:
+                        await self.finish(run_id, "cancelled")
+                    return
+                except DATABASE_ERRORS as exc:
+                    logger.warning("run %s: writing its cancellation failed: %r", run_id, exc)
+                    await asyncio.sleep(backoff.delay())
+                    attempt = asyncio.create_task(self._store.request_cancel(run_id))
+        finally:
+            self._cancelling.discard(run_id)
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def reconcile(self) -> None:
         """Finish runs with every case stored; queue again the cases of runs with no job."""
         for run_id in await self._store.runs_to_reconcile():
+            if run_id in self._cancelling:
+                continue
             queued = await self._store.requeue_pending(run_id)
             if queued:
                 logger.warning("run %s had no job left: %d cases queued again", run_id, queued)
@@ -146,5 +202,9 @@ class FleetRuns:
             await asyncio.gather(self._sweeper, return_exceptions=True)
         if self.worker is not None:
             await self.worker.aclose()
-        await asyncio.gather(*self._background, return_exceptions=True)
+        if self._background:  # cancellations still unwritten get a last chance
+            _, pending = await asyncio.wait(self._background, timeout=CANCEL_WAIT_SECONDS)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
         await self._executor.aclose()

@@ -88,6 +88,8 @@ class StoredFile:
     bytes: int
     content: str
     created_at: datetime
+    rows: int | None = None
+    """Its rows, counted when it was uploaded (None: not counted)."""
 
 
 @dataclass(frozen=True)
@@ -371,6 +373,7 @@ class OpenAIEvalStore:
                 bytes=stored.bytes,
                 content=stored.content,
                 created_at=stored.created_at,
+                rows=stored.rows,
             ),
             exists_ok=exists_ok,
         )
@@ -421,6 +424,7 @@ def _file(row: OpenAIFileRow) -> StoredFile:
         bytes=row.bytes,
         content=row.content,
         created_at=_moment(row.created_at),
+        rows=row.rows,
     )
 
 

@@ -434,6 +434,15 @@ class RunStore(RecordsStore, ReviewsStore, TagsStore):
 
     # The job queue (PostgreSQL) ----------------------------------------------------------
 
+    async def drop_run_jobs(self, run_id: str) -> None:
+        """Delete the run's jobs and stop those running, leaving its row alone.
+
+        What a cancellation does first when the run's row is locked: the jobs' table does
+        not wait for it, so no worker starts another case of the run meanwhile.
+        """
+        async with self._writing() as session:
+            await delete_run_jobs(session, run_id)
+
     async def runs_to_reconcile(self) -> list[str]:
         """Active, uncancelled runs with no case queued or picked, oldest first.
 

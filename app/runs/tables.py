@@ -361,6 +361,8 @@ class OpenAIFileRow(Base):
     bytes: Mapped[int] = mapped_column(Integer)
     content: Mapped[str] = mapped_column(SafeText)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    rows: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    """Its rows, counted when it was checked (None: stored before they were counted)."""
 
 
 class WebhookDeliveryRow(Base):

@@ -48,7 +48,7 @@ class WorkerObserver(Protocol):
         ...
 
     def record_case_finished(self, worker: str, outcome: str) -> None:
-        """A claimed case ended: ``stored``, ``cancelled`` or ``requeued``."""
+        """A claimed case ended: ``stored``, ``skipped``, ``cancelled`` or ``requeued``."""
         ...
 
 
@@ -57,7 +57,7 @@ class CaseWorker:
 
     def __init__(
         self,
-        run_case: Callable[[str, int], Awaitable[None]],
+        run_case: Callable[[str, int], Awaitable[bool]],
         *,
         dsn: str,
         name: str,
@@ -175,13 +175,15 @@ class CaseWorker:
             return
         run_id, seq = parse_job_key(job.payload)
         self._observer.record_case_claimed(self.name)
-        outcome = "stored"
+        outcome, stored = "stored", False
         try:
             # Leaving this scope early means the run was cancelled (pgqueuer's event).
             with context.cancellation:
-                await self._run_case(run_id, seq)
+                stored = await self._run_case(run_id, seq)
             if context.cancellation.cancel_called:
                 outcome = "cancelled"
+            elif not stored:  # stored before (its claim outlived), or its run is gone
+                outcome = "skipped"
         except asyncio.CancelledError:
             # This worker is stopping (a cancelled run ends inside the scope above): the
             # case goes back to the queue for another worker.

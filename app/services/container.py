@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.evaluation.prepared import PreparedRun
+from app.evaluators import cpu_process
 from app.evaluators.programs import ProgramRunner
 from app.observability.links import Links
 from app.observability.logging import add_log_secrets
@@ -94,6 +95,7 @@ async def build_services(
     if swept:
         logger.info("removed %d stale scratch folders of ended processes", len(swept))
     links = Links()
+    await asyncio.to_thread(cpu_process.start)
     try:
         store = await RunStore.open(database_url(settings))
         stack.push_async_callback(store.aclose)

@@ -79,6 +79,30 @@ def rows_of_file(content: str, file_id: str) -> list[SourceRow]:
     return rows
 
 
+@dataclass(frozen=True)
+class FileCheck:
+    """What checking an upload found: its rows, or the problem (``param``, message)."""
+
+    rows: int
+    problem: tuple[str, str] | None = None
+
+
+def check_file(content: bytes, filename: str) -> FileCheck:
+    """Check every line of an upload (runs in the CPU process: small, picklable result)."""
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        return FileCheck(0, ("file", f"{filename!r} is not UTF-8 text"))
+    try:
+        rows = len(rows_of_file(text, filename))
+    except InvalidRequest as exc:
+        error = exc.errors[0]
+        return FileCheck(0, (error.path, error.message))
+    if not rows:
+        return FileCheck(0, ("file", f"{filename!r} holds no rows"))
+    return FileCheck(rows)
+
+
 ITEMS_SCHEMA_SECONDS = 10.0
 """Longest the items of one run request may take to check against the item schema."""
 
@@ -153,6 +177,19 @@ def _referenced_messages(reference: str, item: dict[str, Any], index: int) -> li
         raise invalid(where, f"{reference!r} of item {index}: {exc}") from None
 
 
+def check_count(rows: int, max_cases: int) -> None:
+    """Refuse a data source of more than ``max_cases`` rows.
+
+    Raises:
+        PayloadTooLarge: It has more (a 413 naming both and the setting).
+    """
+    if rows > max_cases:
+        raise PayloadTooLarge(
+            f"the data source has {rows} items; a run holds at most {max_cases} "
+            "(EVAL_MAX_CASES_PER_RUN)"
+        )
+
+
 def build_cases(
     request: RunCreateRequest,
     rows: Sequence[SourceRow],
@@ -161,11 +198,7 @@ def build_cases(
     max_cases: int,
 ) -> list[tuple[FormattedCase, str | None]]:
     """Each row as a formatted case with its criteria, and its given answer (JSONL runs)."""
-    if len(rows) > max_cases:
-        raise PayloadTooLarge(
-            f"the data source has {len(rows)} items; a run holds at most {max_cases} "
-            "(EVAL_MAX_CASES_PER_RUN)"
-        )
+    check_count(len(rows), max_cases)
     source = request.data_source
     tool_use = sampling_tool_use(getattr(source, "sampling_params", None))
     cases = []

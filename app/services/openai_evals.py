@@ -60,7 +60,13 @@ from app.schemas.openai_examples import (
     sample_eval_request,
     sample_run_request,
 )
-from app.services.openai_cases import build_cases, check_items, invalid, rows_of_file
+from app.services.openai_cases import (
+    build_cases,
+    check_count,
+    check_items,
+    invalid,
+    rows_of_file,
+)
 from app.services.openai_files import OpenAIFiles
 from app.services.openai_views import (
     ITEM_STATUSES,
@@ -228,6 +234,8 @@ class OpenAIEvalService:
         if isinstance(source, FileContentSource):
             return list(source.content), "data_source.source.content"
         stored = await self.files.get_stored(source.id, caller, param="data_source.source.id")
+        if stored.rows is not None:  # counted at upload: a file too large is not read again
+            check_count(stored.rows, self._settings.max_cases_per_run)
         rows = await anyio.to_thread.run_sync(rows_of_file, stored.content, source.id)
         return rows, f"file {source.id!r} row"
 

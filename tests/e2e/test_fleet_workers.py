@@ -80,10 +80,11 @@ def wait_for(url: str, run_id: str, predicate: Any, timeout: float = 120.0) -> d
     raise TimeoutError(f"run {run_id} did not get there: {run}")
 
 
-def stored_by_worker(metrics_url: str) -> int:
+def finished_by_worker(metrics_url: str, outcome: str = "stored") -> int:
+    """Claimed cases the worker ended with ``outcome`` (``stored``: cases it stored)."""
     text = httpx.get(metrics_url, timeout=5).text
     found = re.findall(
-        r'eval_worker_cases_finished_total\{[^}]*outcome="stored"[^}]*\} (\S+)', text
+        rf'eval_worker_cases_finished_total\{{[^}}]*outcome="{outcome}"[^}}]*\}} (\S+)', text
     )
     return int(sum(float(value) for value in found))
 
@@ -126,14 +127,17 @@ def test_two_workers_share_a_run_fairly_and_call_the_provider_once_per_case(
     run_id = submit(url, concurrency=40)
     run = wait_for(url, run_id, lambda run: run["status"] == "completed")
 
-    shares = [stored_by_worker(metrics) for metrics, _ in workers]
+    shares = [finished_by_worker(metrics) for metrics, _ in workers]
+    skipped = sum(finished_by_worker(metrics, "skipped") for metrics, _ in workers)
     assert run["progress"] == {"done": CASES, "total": CASES}
-    assert sum(shares) == CASES
+    assert sum(shares) == CASES  # each stored once (2030-2114 counted under load before)
     assert min(shares) >= CASES / 3, shares
     assert sorted(exported_ids(url, run_id)) == sorted(f"c{i}" for i in range(CASES))
     calls = calls_per_case(fake_llm)
     assert len(calls) == CASES
-    assert max(calls.values()) == 1
+    # Once per case, unless a worker starved of CPU past the claim timeout (2 s here) lost
+    # its claim to the other: that second run stores nothing and is counted as skipped.
+    assert sum(calls.values()) - CASES <= skipped, (max(calls.values()), skipped)
 
 
 def test_a_worker_killed_mid_run_loses_nothing_and_repeats_only_its_cases_in_flight(

@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import asyncpg
 import pytest
 
+from app.runs import fleet
 from app.runs.fleet import FleetRuns
 from app.runs.fleet_limits import IDLE_SECONDS, FleetLimits
 from app.runs.jobs import asyncpg_dsn
@@ -60,11 +63,11 @@ class Stored:
         self.gate = asyncio.Event()
         self.gate.set()
 
-    async def run_case(self, run_id: str, seq: int) -> None:
+    async def run_case(self, run_id: str, seq: int) -> bool:
         self.ran.append((run_id, seq))
         self.started.set()
         await self.gate.wait()
-        await self.store.record_result(run_id, seq, make_record(f"case-{seq}"))
+        return await self.store.record_result(run_id, seq, make_record(f"case-{seq}"))
 
 
 async def test_storing_a_run_queues_one_job_per_case(pg_store: RunStore) -> None:
@@ -435,6 +438,47 @@ async def test_a_worker_runs_each_case_once_and_the_run_is_finished(
     assert sorted(seq for _, seq in stored.ran) == list(range(30))
 
 
+@asynccontextmanager
+async def _one_worker(
+    store: RunStore, dsn: str, stored: Stored, observer: Any = None
+) -> AsyncIterator[FleetRuns]:
+    """Runs on ``store`` with one worker running ``stored.run_case`` (not started yet)."""
+    worker = CaseWorker(stored.run_case, dsn=dsn, name="w", max_cases=20,
+                        claim_timeout_seconds=2, observer=observer or _Quiet())  # fmt: skip
+    limits = FleetLimits(dsn, "w", ttl_seconds=2)
+    await limits.start()
+    runs = FleetRuns(store, _NoExecutor(), limits)  # type: ignore[arg-type]
+    runs.worker = worker
+    try:
+        yield runs
+    finally:
+        await runs.aclose()
+        await limits.aclose()
+
+
+async def test_a_case_run_again_after_it_was_stored_is_counted_skipped_not_stored(
+    pg_store: RunStore, dsn: str
+) -> None:
+    """A claim handed to another worker (the first one starved past the claim timeout) runs
+    the case twice: it is stored once, and only the worker that stored it counts it stored
+    (before, both did: 2030-2114 stored of 2000 under load)."""
+    stored, outcomes = Stored(pg_store), _Outcomes()
+    run, _ = await pg_store.create_run(make_new_run(), make_cases(5))
+    for seq in (0, 1):  # stored by "another worker" while their jobs are still queued
+        assert await pg_store.record_result(run.id, seq, make_record(f"case-{seq}"))
+    async with _one_worker(pg_store, dsn, stored, outcomes) as runs:
+        await runs.start()
+        await _wait_for_status(pg_store, run.id, "completed")
+    assert sorted(seq for _, seq in stored.ran) == list(range(5))  # all ran here
+    assert sorted(outcomes.finished) == ["skipped"] * 2 + ["stored"] * 3
+    assert (await pg_store.get_run(run.id)).done == 5
+    async with pg_store.engine.connect() as connection:
+        count = await connection.exec_driver_sql(
+            "SELECT count(*) FROM results WHERE run_id = $1", (run.id,)
+        )
+        assert count.scalar_one() == 5
+
+
 async def test_cancel_deletes_the_runs_jobs_and_stops_those_running(
     pg_store: RunStore, dsn: str
 ) -> None:
@@ -462,6 +506,38 @@ async def test_cancel_deletes_the_runs_jobs_and_stops_those_running(
     assert counts["case_jobs"] == {"queued": 0, "picked": 0}
     assert len(stored.ran) == started < 100
     assert (await pg_store.get_run(run.id)).done == 0  # the running ones were stopped
+
+
+async def test_cancel_on_a_locked_run_row_answers_stops_its_cases_and_is_written_later(
+    pg_store: RunStore, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, the cancel waited for the lock as long as it was held (issue 34)."""
+    monkeypatch.setattr(fleet, "CANCEL_WAIT_SECONDS", 0.5)
+    stored = Stored(pg_store)
+    stored.gate.clear()  # cases hang until cancelled
+    holder = await asyncpg.connect(dsn)
+    try:
+        async with _one_worker(pg_store, dsn, stored) as runs:
+            await runs.start()
+            run, _ = await pg_store.create_run(make_new_run(), make_cases(100))
+            async with asyncio.timeout(10):
+                await stored.started.wait()
+            locked = holder.transaction()
+            await locked.start()
+            await holder.execute("SELECT 1 FROM runs WHERE id = $1 FOR UPDATE", run.id)
+            async with asyncio.timeout(5):  # before: as long as the lock is held
+                answered = await runs.cancel(run.id)
+            started = len(stored.ran)
+            await asyncio.sleep(0.5)
+            counts = await pg_store.count_by_status()
+            assert not answered.finished  # not written yet
+            assert counts["case_jobs"] == {"queued": 0, "picked": 0}  # but honoured
+            assert len(stored.ran) == started < 100
+            await locked.rollback()
+            await _wait_for_status(pg_store, run.id, "cancelled")  # written once it can be
+    finally:
+        await holder.close()
+    assert (await pg_store.get_run(run.id)).done == 0
 
 
 async def test_reconcile_requeues_lost_cases_and_finishes_runs_left_unfinished(
@@ -512,6 +588,14 @@ class _Quiet:
 
     def record_case_finished(self, worker: str, outcome: str) -> None:
         pass
+
+
+class _Outcomes(_Quiet):
+    def __init__(self) -> None:
+        self.finished: list[str] = []
+
+    def record_case_finished(self, worker: str, outcome: str) -> None:
+        self.finished.append(outcome)
 
 
 class _NoExecutor:

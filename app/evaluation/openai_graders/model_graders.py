@@ -1,8 +1,9 @@
 """``label_model`` and ``score_model``: a judge target asked with the grader's own messages.
 
-The messages are rendered over ``item`` and ``sample``; the reply is asked for as JSON
-(``{"label"}`` from the grader's labels, or ``{"result"}`` in its range) through the
-target's structured-output negotiation, and parsed by the judge machinery's JSON reader.
+The messages are rendered over ``item`` and ``sample`` (by the caller, in a worker thread
+under the case's CPU budget: a template may take up to its time limit); the reply is asked
+for as JSON (``{"label"}`` from the grader's labels, or ``{"result"}`` in its range) through
+the target's structured-output negotiation, and parsed by the judge machinery's JSON reader.
 """
 
 from __future__ import annotations
@@ -121,13 +122,12 @@ async def _graded_reply(
 
 async def label_model(
     grader: LabelModelGrader,
-    scope: Mapping[str, Any],
+    chat: tuple[ChatMessage, ...],
     judge: JudgeClient,
     case_id: str,
     attempts: int,
 ) -> Graded:
-    """1 when the model's label is a passing label, else 0."""
-    chat = render_messages(grader.name, grader.input, scope)
+    """1 when the model's label is a passing label, else 0 (``chat``: its messages rendered)."""
     schema = {
         "type": "object",
         "properties": {"label": {"type": "string", "enum": list(grader.labels)}},
@@ -145,13 +145,15 @@ async def label_model(
 
 async def score_model(
     grader: ScoreModelGrader,
-    scope: Mapping[str, Any],
+    chat: tuple[ChatMessage, ...],
     judge: JudgeClient,
     case_id: str,
     attempts: int,
 ) -> Graded:
-    """The model's score (held to the range); passes at the grader's threshold."""
-    chat = render_messages(grader.name, grader.input, scope)
+    """The model's score (held to the range); passes at the grader's threshold.
+
+    ``chat`` is the grader's messages rendered (``render_messages``).
+    """
     low, high = grader.range
     schema = {
         "type": "object",

@@ -12,7 +12,11 @@ from typing import Any
 
 from app.evaluation.openai_graders.checks import Graded, string_check, text_similarity
 from app.evaluation.openai_graders.formula import FormulaError, evaluate_formula, parse_formula
-from app.evaluation.openai_graders.model_graders import label_model, score_model
+from app.evaluation.openai_graders.model_graders import (
+    label_model,
+    render_messages,
+    score_model,
+)
 from app.evaluation.openai_graders.models import (
     GRADER,
     Grader,
@@ -76,14 +80,17 @@ async def grade(grader: Grader, scope: dict[str, Any], tools: _Tools) -> Graded:
         GraderProblem: The grader could not grade (template, model, program, formula).
     """
     context = tools.context
-    if isinstance(grader, StringCheckGrader):  # templates render in a worker thread
+    # Templates render off the loop, under the case's CPU budget.
+    if isinstance(grader, StringCheckGrader):
         return await context.cpu.run(grader.name, lambda: string_check(grader, scope))
-    if isinstance(grader, LabelModelGrader):
-        judge = tools.judge(grader.model)
-        return await label_model(grader, scope, judge, context.case.id, context.judge_attempts)
-    if isinstance(grader, ScoreModelGrader):
-        judge = tools.judge(grader.model)
-        return await score_model(grader, scope, judge, context.case.id, context.judge_attempts)
+    if isinstance(grader, LabelModelGrader | ScoreModelGrader):
+        chat = await context.cpu.run_in_process(
+            grader.name, render_messages, grader.name, grader.input, scope
+        )
+        judge, case_id = tools.judge(grader.model), context.case.id
+        if isinstance(grader, LabelModelGrader):
+            return await label_model(grader, chat, judge, case_id, context.judge_attempts)
+        return await score_model(grader, chat, judge, case_id, context.judge_attempts)
     if isinstance(grader, PythonGrader):
         return await python_grader(grader, scope, context.programs)
     if isinstance(grader, MultiGrader):
