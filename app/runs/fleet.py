@@ -139,6 +139,8 @@ class FleetRuns:
         if run_id not in self._cancelling:
             self._cancelling.add(run_id)
             self._spawn(self._record_cancel(run_id, attempt))
+        else:  # the first cancel's task writes it; this attempt may end as it will
+            attempt.add_done_callback(lambda done: done.cancelled() or done.exception())
         with contextlib.suppress(*DATABASE_ERRORS, TimeoutError):
             async with asyncio.timeout(CANCEL_WAIT_SECONDS):
                 await self._store.drop_run_jobs(run_id)

@@ -11,6 +11,7 @@ import asyncio
 import os
 import re
 import signal
+import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -23,11 +24,17 @@ import pytest
 import yaml
 
 from testkit.fake_llm import FakeLLM
-from testkit.server import running_service, running_worker
+from testkit.server import running_service, running_worker, wait_until_healthy
 from tests.runs.conftest import _reset_postgres, postgres_url
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 CASES = 2000
+START = 120.0
+"""Seconds each process may take to start: imports alone took 14 s at load 12 on 2 cores."""
+
+
+def slow_start(url: str, process: subprocess.Popen[bytes]) -> None:
+    wait_until_healthy(url, process, timeout=START)
 
 
 @pytest.fixture
@@ -114,8 +121,8 @@ def fleet(
     marker = request.node.get_closest_marker("limit")
     env = fleet_env(tmp_path, fake_llm, database, marker.args[0] if marker else 200)
     with ExitStack() as stack:
-        url, _ = stack.enter_context(running_service(env))
-        workers = [stack.enter_context(running_worker(env)) for _ in range(2)]
+        url, _ = stack.enter_context(running_service(env, wait=slow_start))
+        workers = [stack.enter_context(running_worker(env, start_seconds=START)) for _ in range(2)]
         yield url, workers
 
 
