@@ -1,6 +1,6 @@
 """``label_model`` and ``score_model``: a judge target asked with the grader's own messages.
 
-The messages are rendered over ``item`` and ``sample`` (by the caller, in a worker thread
+The messages are rendered over ``item`` and ``sample`` (by the caller, in a CPU process
 under the case's CPU budget: a template may take up to its time limit); the reply is asked
 for as JSON (``{"label"}`` from the grader's labels, or ``{"result"}`` in its range) through
 the target's structured-output negotiation, and parsed by the judge machinery's JSON reader.
