@@ -4,7 +4,7 @@ A run naming a file too large for it is refused from this count, without reading
 again; files stored before (null) are counted when a run reads them.
 
 Revision ID: 0034
-Revises: 0040_37
+Revises: 0041_40
 Create Date: 2026-11-27 09:10:00
 """
 
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0034"
-down_revision: str | None = "0040_37"
+down_revision: str | None = "0041_40"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
