@@ -3,8 +3,8 @@
 A run naming a file too large for it is refused from this count, without reading the file
 again; files stored before (null) are counted when a run reads them.
 
-Revision ID: 0034
-Revises: 0041_40
+Revision ID: 0042_34
+Revises: 0041_39
 Create Date: 2026-11-27 09:10:00
 """
 
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0034"
-down_revision: str | None = "0041_40"
+revision: str = "0042_34"
+down_revision: str | None = "0041_39"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
