@@ -1,9 +1,9 @@
 """``--junit FILE``: the run as JUnit XML, the test report format CI systems read.
 
-One ``<testsuite>`` per arm (today: the run's target), one ``<testcase>`` per case: a case
-that did not pass is a ``<failure>`` (its score, verdict, misses and reasoning), a case in
-``error``/``judge_error`` an ``<error>``; the answer goes to ``<system-out>``. Characters XML
-cannot hold (control characters) are dropped.
+One ``<testsuite>`` per arm (a run on one target has one: its target), one ``<testcase>``
+per case: a case that did not pass is a ``<failure>`` (its score, verdict, misses and
+reasoning), a case in ``error``/``judge_error`` an ``<error>``; the answer goes to
+``<system-out>``. Characters XML cannot hold (control characters) are dropped.
 """
 
 from __future__ import annotations

@@ -133,8 +133,12 @@ def run(
     key: Key = None,
     embedded: Embedded = False,
     target: Annotated[
-        str | None, typer.Option(help="Candidate target.", show_default=False)
-    ] = None,
+        list[str],
+        typer.Option(
+            help="Candidate target; repeat it to compare targets in one run (one arm each).",
+            show_default=False,
+        ),
+    ] = [],  # noqa: B006
     judge_target: Annotated[
         str | None, typer.Option(help="Judge target.", show_default=False)
     ] = None,
@@ -198,10 +202,13 @@ def run(
 ) -> None:
     """Run a suite, show its progress, print its summary; exit 0 / 1 / 2 (see --help)."""
     request: dict[str, Any] = {"cache": cache}
-    for name, value in (("target", target), ("judge_target", judge_target),
-                        ("max_concurrency", max_concurrency)):  # fmt: skip
+    for name, value in (("judge_target", judge_target), ("max_concurrency", max_concurrency)):
         if value is not None:
             request[name] = value
+    if len(target) == 1:
+        request["target"] = target[0]
+    elif target:
+        request["targets"] = target
     if case:
         request["case_ids"] = case
     if tag:

@@ -1,13 +1,13 @@
 """Views of result records shared by the reports: arms, first misses, pass rates.
 
-An *arm* is one column of what a run compares: today the candidate target of the run (one
-arm); a matrix run (several targets or prompts) will name each record's arm in ``arm``, and
-every report groups by it already.
+An *arm* is one column of what a run compares: the candidate target of a run on one target;
+a run on several targets (or prompts) names each record's arm in ``arm``, and every report
+groups by it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 Record = dict[str, Any]
@@ -17,8 +17,17 @@ ERROR_STATUSES = ("error", "judge_error")
 
 
 def arm_of(record: Record) -> str:
-    """The arm of a record: its ``arm`` when a matrix run names one, else its target."""
-    return str(record.get("arm") or record.get("target") or "default")
+    """The arm of a record as people read it: ``target`` or ``target / prompt``.
+
+    A run on several targets names each record's arm (``{index, target, prompt}``); a run on
+    one target has none, and its arm is the record's target.
+    """
+    arm = record.get("arm")
+    if isinstance(arm, Mapping):
+        target = str(arm.get("target") or record.get("target") or "default")
+        prompt = arm.get("prompt")
+        return target if prompt is None else f"{target} / {prompt}"
+    return str(arm or record.get("target") or "default")
 
 
 def by_arm(records: Iterable[Record]) -> dict[str, list[Record]]:

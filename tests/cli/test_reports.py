@@ -108,6 +108,36 @@ def test_junit_of_a_real_run(service: str, suite_file: SuiteFile, evalx: Evalx, 
     assert root.find("testsuite").get("name") == "cli [mixed]"
 
 
+def test_junit_names_a_matrix_run_s_arms_as_people_read_them() -> None:
+    records = [
+        record("a", "passed", target="gpt", arm={"index": 0, "target": "gpt", "prompt": None}),
+        record("a", "failed", target="gpt", arm={"index": 1, "target": "gpt", "prompt": "terse"}),
+    ]
+    root = validated(junit_xml({"id": "run_3", "status": "completed"}, records, "unit"))
+    assert [s.get("name") for s in root.findall("testsuite")] == [
+        "unit [gpt]",
+        "unit [gpt / terse]",
+    ]
+
+
+@pytest.mark.slow
+def test_junit_of_a_run_on_two_targets(
+    service: str, suite_file: SuiteFile, evalx: Evalx, tmp_path: Path
+):
+    path = str(suite_file(cases=6))
+    result = evalx(
+        "run", path, "--server", service, "--target", "good", "--target", "mixed",
+        "--junit", "junit.xml",
+    )  # fmt: skip
+    assert result.returncode == EXIT_GATE_FAILED, result.stderr
+    root = validated((tmp_path / "junit.xml").read_bytes())
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert set(suites) == {"cli [good]", "cli [mixed]"}
+    assert suites["cli [good]"].get("failures") == "0"
+    assert suites["cli [mixed]"].get("failures") == "2"
+    assert root.get("tests") == "12"
+
+
 @pytest.mark.slow
 def test_compare_gate_and_markdown_regressions_first(
     service: str, suite_file: SuiteFile, evalx: Evalx, tmp_path: Path
