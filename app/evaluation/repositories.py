@@ -26,6 +26,7 @@ from pathlib import Path
 
 from app.evaluation.links import LinkRefused, copy_without_links
 from app.sandbox.folders import new_folder
+from app.sandbox.spawn import DEVNULL, STDOUT, spawn
 from app.settings.git import git_environment, parse_url
 from app.suites.model import WorkspaceRepo
 
@@ -167,32 +168,31 @@ class _Git:
 
     async def _run(self, args: list[str], folder: Path) -> tuple[int, str]:
         try:
-            process = await asyncio.create_subprocess_exec(
-                "git",
-                *args,
+            process = await spawn(
+                ["git", *args],
                 cwd=folder,
                 env=self._environment,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
+                stdin=DEVNULL,
+                stderr=STDOUT,
             )
         except FileNotFoundError:
             raise RepositoryError(
                 f"repository {self._name!r}: git is not installed on this server"
             ) from None
+        assert process.stdout is not None
         try:
-            output, _ = await asyncio.wait_for(process.communicate(), self._timeout)
+            async with asyncio.timeout(self._timeout):
+                output = await process.stdout.read()
+                status = await process.wait()
         except TimeoutError:
-            process.kill()
-            await process.wait()
             raise RepositoryError(
                 f"repository {self._name!r}: git {args[0]} took longer than {self._timeout:g} s"
             ) from None
-        except asyncio.CancelledError:
+        finally:
             process.kill()
             await process.wait()
-            raise
-        return process.returncode or 0, output.decode("utf-8", "replace")
+            process.close()
+        return status, output.decode("utf-8", "replace")
 
 
 def _name(repo: WorkspaceRepo) -> str:

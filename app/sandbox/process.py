@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.sandbox.spawn import Child, spawn
+
 CHUNK = 65536
 REAP_SECONDS = 5.0
 """Longest wait for a killed program's pipes to close."""
@@ -38,13 +40,13 @@ class Exited:
     stderr: bytes
 
 
-def _kill(process: asyncio.subprocess.Process) -> None:
+def _kill(process: Child) -> None:
     if process.returncode is None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
 
 
-async def _reap(process: asyncio.subprocess.Process) -> None:
+async def _reap(process: Child) -> None:
     """Wait for a killed command, draining its pipes (the time limit guards the wait)."""
     with contextlib.suppress(TimeoutError, ProcessLookupError, OSError):
         async with asyncio.timeout(REAP_SECONDS):
@@ -75,15 +77,7 @@ async def run_command(
     max_output_bytes: int,
 ) -> Exited:
     """Run ``command`` to its end; ``TimeoutError``, ``OutputTooLarge`` or ``OSError`` if not."""
-    process = await asyncio.create_subprocess_exec(
-        *command,
-        cwd=str(cwd),
-        env=dict(env),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
+    process = await spawn(command, cwd=cwd, env=env, start_new_session=True)
     try:
         async with asyncio.timeout(timeout_seconds):
             stdout, stderr = await _communicate(process, stdin, max_output_bytes)
@@ -91,18 +85,17 @@ async def run_command(
     finally:
         _kill(process)
         await asyncio.shield(_reap(process))
+        process.close()
     return Exited(code, stdout, stderr)
 
 
-async def _communicate(
-    process: asyncio.subprocess.Process, stdin: bytes, limit: int
-) -> tuple[bytes, bytes]:
+async def _communicate(process: Child, stdin: bytes, limit: int) -> tuple[bytes, bytes]:
     assert process.stdout is not None
     assert process.stderr is not None
 
     async def feed() -> None:
-        # A program may exit (or close its stdin) before reading: uvloop then has the pipe
-        # closed already and refuses the write with a RuntimeError, so look first (nothing
+        # A program may exit (or close its stdin) before reading: the loop may then have the
+        # pipe closed already and refuses the write with a RuntimeError, so look first (nothing
         # can close it between the look and the write: both run in this one callback).
         assert process.stdin
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
