@@ -21,6 +21,7 @@ import multiprocessing
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -51,6 +52,29 @@ _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
 
 
+PARENT_POLL_SECONDS = 1.0
+"""How often a CPU process looks whether the service that started it is still there."""
+
+
+def _exit_with(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_SECONDS)
+    os._exit(0)
+
+
+def _initialize(niceness: int, parent: int) -> None:
+    """In each CPU process: lower its priority, and end it when the service ends.
+
+    A service killed outright (kill -9, a crash) never shuts its pool down, and the processes
+    would wait on their queue for ever (each holds both ends of it); so each one watches for
+    its parent to change (it is re-parented when the service dies) and exits then.
+    """
+    os.nice(niceness)
+    threading.Thread(
+        target=_exit_with, args=(parent,), name="exit-with-parent", daemon=True
+    ).start()
+
+
 def _executor() -> ProcessPoolExecutor:
     global _pool
     with _lock:
@@ -58,8 +82,8 @@ def _executor() -> ProcessPoolExecutor:
             _pool = ProcessPoolExecutor(
                 PROCESSES,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=os.nice,
-                initargs=(NICENESS,),
+                initializer=_initialize,
+                initargs=(NICENESS, os.getpid()),
             )
         return _pool
 

@@ -1,0 +1,48 @@
+"""The CPU processes of ``app.evaluators.cpu_process`` end with the service that started them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+STARTER = """
+import sys, time
+from app.evaluators import cpu_process
+pool = cpu_process._executor()
+for future in [pool.submit(time.sleep, 0.5) for _ in range(cpu_process.PROCESSES)]:
+    future.result()  # both started and serving
+print(" ".join(str(pid) for pid in pool._processes), flush=True)
+time.sleep(600)
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"  # a zombie has ended; only its parent has yet to collect it
+
+
+def test_cpu_processes_end_when_the_service_is_killed_outright() -> None:
+    # A service killed with SIGKILL never shuts its pool down: before, its CPU processes
+    # waited on their queue for ever (90 of them piled up over one test session).
+    service = subprocess.Popen(
+        [sys.executable, "-c", STARTER], stdout=subprocess.PIPE, text=True, cwd=Path.cwd()
+    )
+    with service:
+        try:
+            assert service.stdout is not None
+            children = [int(pid) for pid in service.stdout.readline().split()]
+            assert len(children) == 2
+            assert all(map(_running, children))
+        finally:
+            os.kill(service.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30  # the bound of a stall, not a benchmark
+    while any(map(_running, children)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(map(_running, children))
