@@ -32,6 +32,7 @@ from app.settings.targets import (
     TARGET_ADAPTER,
     TargetConfig,
     canonical_provider,
+    comparison_mock_targets,
     with_default_target,
 )
 
@@ -88,7 +89,11 @@ ADAPTERS: dict[str, AdapterFactory] = {
 
 
 class ProviderRegistry:
-    """All configured targets (``Settings.targets`` plus the mock ``default``), built once."""
+    """All configured targets (``Settings.targets`` plus the mock ``default``), built once.
+
+    With no target configured, the embedded defaults: ``default`` and two more mock targets
+    (``comparison_mock_targets``), so a fresh server can run a run on three arms.
+    """
 
     def __init__(
         self,
@@ -116,7 +121,10 @@ class ProviderRegistry:
         self._runtimes: dict[str, TargetRuntime] = {}
         self._stand_ins: dict[str, Provider] = {}
         self.warnings: tuple[str, ...] = settings.skipped_targets
-        for config in with_default_target(settings.targets, self.warnings):
+        served = with_default_target(settings.targets, self.warnings)
+        if settings.targets_file is None and not settings.targets:
+            served += comparison_mock_targets()  # the embedded defaults: three mocks
+        for config in served:
             self._runtimes[config.name] = self.build_runtime(config, limiters=limiters)
 
     def build_runtime(

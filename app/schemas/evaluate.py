@@ -9,7 +9,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.evaluation.records import ResultRecord
 from app.evaluation.summary import RunSummary
-from app.schemas.suite_examples import CUSTOMER_SUPPORT_SUITE, QUICK_SUITE, REFUND_POLICY
+from app.schemas.suite_examples import (
+    COMPARISON_TARGETS,
+    CUSTOMER_SUPPORT_SUITE,
+    QUICK_SUITE,
+    REFUND_POLICY,
+)
 from app.schemas.suites import ENV_DESCRIPTION, MAX_ENV_VALUES
 
 MAX_ARMS = 64
@@ -116,5 +121,10 @@ def evaluate_examples() -> dict[str, Any]:
                 "target": "default",
                 "max_concurrency": 4,
             },
+        },
+        "three_targets": {
+            "summary": "Two cases on three mock targets at once (one arm each: summaries "
+            "per arm and overall)",
+            "value": {"suite": QUICK_SUITE, "targets": list(COMPARISON_TARGETS)},
         },
     }

@@ -11,7 +11,7 @@ from app.evaluation.arms import RunArm
 from app.evaluation.summary import RunSummary
 from app.evaluators.config import EvaluatorConfig
 from app.schemas.evaluate import EvaluateRequest
-from app.schemas.suite_examples import QUICK_SUITE
+from app.schemas.suite_examples import COMPARISON_TARGETS, QUICK_SUITE
 
 RunStatusName = Literal["queued", "running", "completed", "cancelled", "failed"]
 CaseStatusName = Literal["passed", "borderline", "failed", "judge_error", "error"]
@@ -191,5 +191,10 @@ def run_examples() -> dict[str, Any]:
         "mock_quickstart": {
             "summary": "Two cases on the built-in mock target, with the response cache",
             "value": {"suite": QUICK_SUITE, "target": "default", "cache": True},
-        }
+        },
+        "three_targets": {
+            "summary": "The same cases on three mock targets at once (one arm each); then "
+            "GET /runs/{run_id}/compare",
+            "value": {"suite": QUICK_SUITE, "targets": list(COMPARISON_TARGETS)},
+        },
     }

@@ -43,6 +43,9 @@ evalcases:
 
 QUICK_SUITE: dict[str, Any] = yaml.safe_load(QUICK_SUITE_YAML)
 
+COMPARISON_TARGETS = ("default", "terse", "slow")
+"""The mock targets of a fresh server (``comparison_mock_targets``): the arms of ``/docs``."""
+
 CUSTOMER_SUPPORT_SUITE_PATH = "examples/customer-support/customer-support.yaml"
 REFUND_POLICY_PATH = "examples/customer-support/policies/refunds.md"
 

@@ -55,7 +55,10 @@ class Settings(BaseSettings):
 
     targets_file: Path | None = Field(
         None,
-        description="YAML targets file (AgentV format); without it a single mock target 'default'.",
+        description=(
+            "YAML targets file (AgentV format); without it (and without `EVAL_TARGETS`) the "
+            "mock targets 'default', 'terse' and 'slow'."
+        ),
     )
     targets: list[TargetConfig] = Field(
         default_factory=list,

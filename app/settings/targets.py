@@ -40,6 +40,8 @@ from app.settings.tools import ToolChoice, ToolSpec, read_tool_choice, read_tool
 logger = logging.getLogger("app.settings")
 
 DEFAULT_TARGET = "default"
+TERSE_MOCK_TARGET = "terse"
+SLOW_MOCK_TARGET = "slow"
 PROVIDER_ALIASES: dict[str, str] = {
     "azure-openai": "azure",
     "google": "gemini",
@@ -373,6 +375,20 @@ TARGET_ADAPTER: TypeAdapter[TargetConfig] = TypeAdapter(TargetConfig)
 def default_mock_target() -> MockTarget:
     """The built-in ``default`` target."""
     return MockTarget(name=DEFAULT_TARGET)
+
+
+def comparison_mock_targets() -> list[MockTarget]:
+    """Two more mock targets of the embedded defaults, so a fresh server can run arms.
+
+    Beside ``default`` (it echoes the last user turn): ``terse`` always answers ``Answers: 4``
+    (right on the quick suite's first case, wrong on its second: it scores lower), and ``slow``
+    echoes as ``default`` does 300 ms later (same scores, higher latency). Served only when
+    the operator configures no target (no targets file, no ``EVAL_TARGETS``).
+    """
+    return [
+        MockTarget(name=TERSE_MOCK_TARGET, response="Answers: 4"),
+        MockTarget(name=SLOW_MOCK_TARGET, latency_ms=300),
+    ]
 
 
 def interpolate(

@@ -42,12 +42,25 @@ async def test_targets_are_listed_without_keys(tmp_path: Path, make_client: Clie
     assert targets["default"]["provider"] == "mock"
 
 
-async def test_service_without_configuration_has_the_mock_default(
+async def test_service_without_configuration_has_three_mock_targets_to_compare(
     tmp_path: Path, make_client: ClientFactory
 ) -> None:
+    suite = {"dataset": "d", "evalcases": [
+        {"id": "add", "expected_outcome": "Answers 4.",
+         "input_messages": [{"role": "user", "content": "What is 2 + 2? Answers: 4"}]},
+        {"id": "six", "expected_outcome": "Answers 6.",
+         "input_messages": [{"role": "user", "content": "And plus 2? Answers: 6"}]},
+    ]}  # fmt: skip
     async with make_client(Settings(data_dir=tmp_path / "data")) as client:
-        response = await client.get("/targets")
-    assert [t["name"] for t in response.json()["targets"]] == ["default"]
+        listed = (await client.get("/targets")).json()["targets"]
+        body = {"suite": suite, "targets": ["default", "terse", "slow"]}
+        summary = (await client.post("/evaluate", json=body)).json()["summary"]
+
+    assert [(t["name"], t["provider"]) for t in listed] == [
+        ("default", "mock"), ("terse", "mock"), ("slow", "mock"),
+    ]  # fmt: skip
+    passed = {arm["arm"]["target"]: arm["summary"]["counts"]["passed"] for arm in summary["arms"]}
+    assert passed == {"default": 2, "terse": 1, "slow": 2}
 
 
 def test_unset_variable_in_the_targets_file_stops_start_up_with_a_clear_error(
