@@ -131,6 +131,8 @@ class ResultFacts:
     """Requests sent to the judges, failed tries and re-asks included."""
     arms: list[tuple[RunArm, ResultFacts]] = field(default_factory=list)
     """A run with arms: the facts of each arm's results."""
+    reviewed: int = 0
+    """Cases a person gave a verdict, counted under it (``reviewed_facts``)."""
 
 
 @dataclass(frozen=True)

@@ -33,10 +33,10 @@ WITH run AS (
     SELECT * FROM unnest($2::integer[], $3::text[], $4::text[], $5::float8[], $6::integer[],
         $7::integer[], $8::integer[], $9::integer[], $10::integer[], $11::integer[],
         $12::text[], $13::text[], $14::text[], $15::timestamptz[], $16::float8[],
-        $17::integer[], $18::text[])
+        $17::integer[], $18::text[], $19::text[])
         AS g(seq, eval_id, status, score, candidate_in, candidate_out, judge_in, judge_out,
             candidate_calls, judge_calls, answer, record, graders, created_at, cost_usd, arm,
-            target_usage)
+            target_usage, arm_json)
 ), fresh AS (
     SELECT given.*, row_number() OVER (ORDER BY given.seq) AS n
     FROM given JOIN marked USING (seq)
@@ -61,14 +61,15 @@ WITH run AS (
     FROM fresh f CROSS JOIN counted c
     UNION ALL
     SELECT $1, c.first_event + 2 * f.n, 'progress',
-        format('{"run_id": %s, "done": %s, "total": %s}', to_json($1::text),
-            c.first_done + f.n, c.total)
+        format('{"run_id": %s, "done": %s, "total": %s%s}', to_json($1::text),
+            c.first_done + f.n, c.total, COALESCE(', "arm": ' || f.arm_json, ''))
     FROM fresh f CROSS JOIN counted c
 )
 SELECT ARRAY(SELECT seq FROM marked) AS seqs,
     COALESCE((SELECT complete FROM counted), false) AS complete
 """
-"""``$1`` the run, then one array per column of ``results``, one element per result."""
+"""``$1`` the run, then one array per column of ``results``, one element per result, then
+the JSON of each result's arm for its ``progress`` event (null for a run on one target)."""
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,14 @@ class StoredBatch:
 
 
 async def store_run_results(
-    connection: AsyncConnection, run_id: str, results: Sequence[dict[str, Any]]
+    connection: AsyncConnection,
+    run_id: str,
+    results: Sequence[dict[str, Any]],
+    arms: Sequence[str | None],
 ) -> StoredBatch:
     """Store one run's results (``results`` rows' values, each case once, at least one).
+
+    ``arms``: per result, the JSON of its arm, which its ``progress`` event carries.
 
     ``connection`` must be in autocommit mode: the statement is its own transaction.
     """
@@ -106,8 +112,9 @@ async def store_run_results(
                 values["cost_usd"],
                 values["arm"],
                 values["target_usage"],
+                arm,
             )
-            for values in results
+            for values, arm in zip(results, arms, strict=True)
         ),
         strict=True,
     )

@@ -68,6 +68,11 @@ def _result_values(run_id: str, seq: int, record: ResultRecord) -> dict[str, Any
     }
 
 
+def _arm_json(record: ResultRecord) -> str | None:
+    """The JSON of a record's arm, as its ``progress`` event carries it."""
+    return record.arm.model_dump_json() if record.arm is not None else None
+
+
 def read_arms(column: str | None) -> tuple[RunArm, ...]:
     """The arms kept in a ``runs.arms`` column (none for a run on one target)."""
     return tuple(RunArm.model_validate(arm) for arm in json.loads(column)) if column else ()
@@ -85,6 +90,8 @@ class _PendingResult:
     run_id: str
     seq: int
     values: dict[str, Any]
+    arm: str | None
+    """The JSON of the record's arm (its ``progress`` event says it), null without arms."""
     stored: asyncio.Future[bool]
 
 
@@ -167,7 +174,9 @@ class RecordsStore(StoreBase):
     def _queue_result(self, run_id: str, seq: int, record: ResultRecord) -> asyncio.Future[bool]:
         stored = asyncio.get_running_loop().create_future()
         self._queued.append(
-            _PendingResult(run_id, seq, _result_values(run_id, seq, record), stored)
+            _PendingResult(
+                run_id, seq, _result_values(run_id, seq, record), _arm_json(record), stored
+            )
         )
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush(), name="runs-result-writer")
@@ -404,8 +413,13 @@ async def _store_results(
     by_run = _by_run(batch)
     fresh: set[tuple[str, int]] = set()
     for run_id in sorted(by_run):
-        results = [pending.values for pending in by_run[run_id].values()]
-        stored = await store_run_results(connection, run_id, results)
+        pendings = list(by_run[run_id].values())
+        stored = await store_run_results(
+            connection,
+            run_id,
+            [pending.values for pending in pendings],
+            [pending.arm for pending in pendings],
+        )
         fresh.update((run_id, seq) for seq in stored.seqs)
         if stored.complete:
             completed.append(run_id)
@@ -447,6 +461,8 @@ async def _insert_run_results(
     events = []
     for index, pending in enumerate(results):
         progress = json.dumps({"run_id": run_id, "done": first_done + index + 1, "total": total})
+        if pending.arm is not None:
+            progress = f'{progress[:-1]}, "arm": {pending.arm}}}'
         seq = first_seq + 2 * index
         events.append({"run_id": run_id, "seq": seq + 1, "type": "case_completed",
                        "data": pending.values["record"]})  # fmt: skip

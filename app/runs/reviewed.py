@@ -17,16 +17,23 @@ STATUS_OF_VERDICT = {"pass": "passed", "borderline": "borderline", "fail": "fail
 
 
 def reviewed_facts(facts: ResultFacts, outcomes: list[ReviewedOutcome]) -> ResultFacts:
-    """``facts`` with each reviewed case counted under its person's verdict and score."""
+    """``facts`` with each reviewed case counted under its person's verdict and score.
+
+    A run with arms: each arm's facts too, with the reviews of that arm's cases.
+    """
     counts: Counter[tuple[str, float | None, str | None]] = Counter()
     for status, score, graders, times in facts.outcomes:
         counts[(status, score, graders)] += times
-    for review, status, score, graders in outcomes:
+    for review, status, score, graders, _ in outcomes:
         counts[(status, score, graders)] -= 1
         human_score = review.score if review.score is not None else score
         counts[(STATUS_OF_VERDICT[review.verdict], human_score, graders)] += 1
     outcomes_after = [(s, score, g, n) for (s, score, g), n in counts.items() if n > 0]
-    return replace(facts, outcomes=outcomes_after)
+    arms = [
+        (arm, reviewed_facts(arm_facts, [o for o in outcomes if o[4] == arm.index]))
+        for arm, arm_facts in facts.arms
+    ]
+    return replace(facts, outcomes=outcomes_after, arms=arms, reviewed=len(outcomes))
 
 
 def review_document(review: Review) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from app.runs.models import Review
 from app.runs.store_base import StoreBase, aware
 from app.runs.tables import ResultRow, ReviewRow
 
-ReviewedOutcome = tuple[Review, str, float | None, str | None]
+ReviewedOutcome = tuple[Review, str, float | None, str | None, int | None]
 """A review with its case's stored (status, score, ``graders`` column)."""
 
 
@@ -81,9 +81,9 @@ class ReviewsStore(StoreBase):
         return {run_id: int(count) for run_id, count in rows}
 
     async def reviewed_outcomes(self, run_id: str) -> list[ReviewedOutcome]:
-        """Each review of the run with what its case's stored result says."""
+        """Each review of the run with what its case's stored result says (and its arm)."""
         query = (
-            select(ReviewRow, ResultRow.status, ResultRow.score, ResultRow.graders)
+            select(ReviewRow, ResultRow.status, ResultRow.score, ResultRow.graders, ResultRow.arm)
             .join(
                 ResultRow,
                 (ResultRow.run_id == ReviewRow.run_id) & (ResultRow.case_seq == ReviewRow.seq),
@@ -92,7 +92,9 @@ class ReviewsStore(StoreBase):
         )
         async with self._session() as session:
             rows = (await session.execute(query)).all()
-        return [(_review(row), status, score, graders) for row, status, score, graders in rows]
+        return [
+            (_review(row), status, score, graders, arm) for row, status, score, graders, arm in rows
+        ]
 
     async def copy_reviews(self, source_run_id: str, run_id: str) -> int:
         """Give ``run_id`` (a regrade) the reviews of the run it grades again."""

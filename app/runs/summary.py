@@ -56,6 +56,7 @@ def summarize_results(facts: ResultFacts) -> RunSummary:
     for status, score, column, times in facts.outcomes:
         builder.count(cast(CaseStatus, status), score, read_graders(column), times=times)
     summary = builder.summary()
+    summary.reviewed = facts.reviewed
     summary.usage = RoleUsage(
         candidate=TokenUsage(
             input_tokens=facts.candidate_input_tokens,

@@ -149,11 +149,15 @@ class ResultPage(BaseModel):
 
 
 class ProgressEvent(BaseModel):
-    """The data of a ``progress`` event: cases finished out of all cases."""
+    """The data of a ``progress`` event: cases finished out of all cases (of every arm)."""
 
     run_id: str = Field(examples=[SAMPLE_RUN_ID])
     done: int = Field(examples=[1])
     total: int = Field(examples=[2])
+    arm: RunArm | None = Field(
+        None,
+        description="In a run with arms, the arm of the case just finished (absent otherwise).",
+    )
 
 
 class RunCompletedEvent(BaseModel):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -156,8 +158,13 @@ async def test_a_durable_run_stores_each_case_once_per_arm_and_streams_the_arm(
         run = await wait_for_run(client, run_id)
         events = sse_events((await client.get(f"/runs/{run_id}/events")).text)
         results = (await client.get(f"/runs/{run_id}/results?limit=100")).json()
+        exported = (await client.get(f"/ui/fragments/runs/{run_id}/export.csv")).text
     assert run["status"] == "completed"
     assert run["progress"] == {"done": 9, "total": 9}
+    rows = list(csv.DictReader(io.StringIO(exported)))
+    assert sorted((row["eval_id"], row["arm"]) for row in rows) == sorted(
+        (f"q{i}", t) for i in range(3) for t in "abc"
+    )
     assert [arm["target"] for arm in run["arms"]] == ["a", "b", "c"]
     assert arm_rates(run["summary"]) == {"a": 3, "b": 0, "c": 3}
     assert run["summary"]["counts"]["passed"] == 6
@@ -168,7 +175,27 @@ async def test_a_durable_run_stores_each_case_once_per_arm_and_streams_the_arm(
     assert sorted((d["eval_id"], d["arm"]["index"]) for d in completed) == sorted(
         (f"q{i}", arm) for i in range(3) for arm in range(3)
     )
+    progress = [json.loads(e["data"]) for e in events if e["event"] == "progress"]
+    assert [p["done"] for p in progress] == list(range(1, 10))
+    assert [p["arm"] for p in progress] == [d["arm"] for d in completed]
     assert len(fake_llm.requests) == 9
+
+
+async def test_a_review_counts_in_its_arms_summary_and_the_overall_one_only(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory, database_url: str
+) -> None:
+    async with make_client(arms_settings(tmp_path, fake_llm, database_url)) as client:
+        created = await client.post("/runs", json={"suite": suite(2), "targets": ["a", "b"]})
+        run_id = created.json()["id"]
+        await wait_for_run(client, run_id)
+        # seq 1 is case q0 on arm 1 (target b), which the graders failed.
+        reviewed = await client.put(f"/runs/{run_id}/cases/1/review", json={"verdict": "pass"})
+        summary = (await client.get(f"/runs/{run_id}")).json()["summary"]
+    assert reviewed.status_code == 200, reviewed.text
+    assert summary["counts"]["passed"] == 3
+    assert summary["reviewed"] == 1
+    assert arm_rates(summary) == {"a": 2, "b": 1}
+    assert [arm["summary"]["reviewed"] for arm in summary["arms"]] == [0, 1]
 
 
 async def test_retry_reruns_only_the_failed_arm_of_a_case(

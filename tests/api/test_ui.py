@@ -219,10 +219,11 @@ def test_latencies_below_ten_milliseconds_keep_a_decimal(value: float | None, sh
     ['=HYPERLINK("http://127.0.0.1/x","click")', "+1+2", "-2+3", "@SUM(A1)", "\tx", "\rx"],
 )
 def test_csv_export_neutralises_formulas(hostile: str) -> None:
-    record = {"eval_id": hostile, "status": "ok", "score": -0.5, "error": hostile}
+    arm = {"index": 0, "target": hostile, "prompt": None}
+    record = {"eval_id": hostile, "status": "ok", "score": -0.5, "error": hostile, "arm": arm}
     exported = records_csv([NumberedRecord(seq=0, record=record)])
     row = next(csv.DictReader(io.StringIO(exported)))
-    assert row["eval_id"] == "'" + hostile
+    assert row["eval_id"] == row["arm"] == "'" + hostile
     assert row["error"] == "'" + hostile
     assert row["score"] == "-0.5"  # numbers stay numbers
 

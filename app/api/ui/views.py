@@ -27,7 +27,7 @@ ROWS_PER_PAGE = 500
 """Cases the run page lists at once; filters, sorting and paging are done by the service."""
 SORT_KEYS = ("seq", "id", "status", "score", "verdict")
 CSV_COLUMNS = (
-    "seq", "eval_id", "status", "score", "verdict", "first_miss", "candidate_input_tokens",
+    "seq", "eval_id", "arm", "status", "score", "verdict", "first_miss", "candidate_input_tokens",
     "candidate_output_tokens", "judge_input_tokens", "judge_output_tokens",
     "candidate_latency_ms", "judge_latency_ms", "error",
 )  # fmt: skip
@@ -373,8 +373,13 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
+def csv_arm(arm: Any) -> str | None:
+    """The ``arm`` cell: the arm's label (``target`` or ``target / prompt``), empty without."""
+    return RunArm.model_validate(arm).label if arm else None
+
+
 def records_csv(rows: Iterable[NumberedRecord]) -> str:
-    """The records as CSV, one row per case (``CSV_COLUMNS``), formulas neutralised."""
+    """The records as CSV, one row per (case, arm) (``CSV_COLUMNS``), formulas neutralised."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(CSV_COLUMNS)
@@ -384,8 +389,9 @@ def records_csv(rows: Iterable[NumberedRecord]) -> str:
         candidate, judge = usage.get("candidate") or {}, usage.get("judge") or {}
         writer.writerow(
             csv_cell(cell) for cell in [
-                row.seq, record.get("eval_id"), record.get("status"), record.get("score"),
-                record.get("verdict"), first_miss(record), candidate.get("input_tokens"),
+                row.seq, record.get("eval_id"), csv_arm(record.get("arm")),
+                record.get("status"), record.get("score"), record.get("verdict"),
+                first_miss(record), candidate.get("input_tokens"),
                 candidate.get("output_tokens"), judge.get("input_tokens"),
                 judge.get("output_tokens"), latency.get("candidate"), latency.get("judge"),
                 record.get("error"),
