@@ -8,8 +8,9 @@ machine. In a process of its own such work costs the service only the copy of it
 result, both small (a file's bytes in, a count out; a template's scope in, text out).
 
 ``PROCESSES`` processes, started with the service (``start``; ``spawn``: the service's
-threads are not forked) and kept until the interpreter exits (``concurrent.futures`` stops
-them then; an app built again in the same process, as tests do, reuses them); one that died
+threads are not forked) and stopped as the service shuts down (``stop``; an app built
+again in the same process, as tests do, starts new ones); each also ends on its own when
+the service is killed outright, which never stops them. One that died
 (killed for memory) is replaced at the next call. What runs there must be importable, and
 take and return picklable values.
 """
@@ -117,3 +118,17 @@ def start() -> None:
     pool = _executor()
     for _ in range(PROCESSES):
         pool.submit(os.getpid)
+
+
+def stop() -> None:
+    """Stop the processes (blocking: call it from a thread), as the service shuts down.
+
+    Left to the interpreter's exit, the pool held a graceful shutdown past its time limit
+    and left its queue's semaphores to the resource tracker; the next ``start`` (an app
+    built again in the same process) starts new ones.
+    """
+    global _pool
+    with _lock:
+        pool, _pool = _pool, None
+    if pool is not None:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -96,6 +96,7 @@ async def build_services(
         logger.info("removed %d stale scratch folders of ended processes", len(swept))
     links = Links()
     await asyncio.to_thread(cpu_process.start)
+    stack.push_async_callback(asyncio.to_thread, cpu_process.stop)
     try:
         store = await RunStore.open(database_url(settings))
         stack.push_async_callback(store.aclose)
