@@ -1,4 +1,4 @@
-"""A fake LLM server speaking the OpenAI, Azure OpenAI, Anthropic and Gemini wire formats.
+"""A fake LLM server speaking OpenAI (chat, Responses, embeddings), Azure, Anthropic and Gemini.
 
 It is a real HTTP server on 127.0.0.1 (uvicorn running a bare ASGI app) so adapters are tested
 over real sockets. It records every request (wire, path, headers, JSON body), counts requests
@@ -9,7 +9,8 @@ a ``responder`` function.
 Default replies: a judge call (structured output requested, or ``[[ ## candidate_answer ## ]]``
 in the prompt) gets a verdict JSON (an instance of the requested schema if there is one); any
 other call gets the last user message echoed. A forced OpenAI function tool is answered with a
-tool call.
+tool call. ``POST .../embeddings`` (OpenAI's) gets one deterministic vector per input, from
+the input's hashed words (``app.providers.hashed_embeddings``): similar texts are close.
 
 Modes of real servers (``MODES``, or ``--mode`` standalone): ``refuse-json-schema`` answers
 ``response_format: json_schema`` as llama-cpp-python does (500, "Input should be 'text' or

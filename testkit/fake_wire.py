@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.providers.hashed_embeddings import DIMENSIONS, MODEL, hashed_embedding, word_count
 from app.providers.schema_instance import instance_from_schema
 
 JUDGE_MARKER = "[[ ## candidate_answer ## ]]"
@@ -105,6 +106,8 @@ def record_request(scope: dict[str, Any], raw: bytes) -> RecordedRequest:
         wire = "azure"
     elif path.endswith("/chat/completions"):
         wire = "openai"
+    elif path.endswith("/embeddings"):
+        wire = "embeddings"
     elif path.endswith("/responses"):
         wire = "responses"
     elif path.endswith("/v1/messages"):
@@ -274,11 +277,36 @@ def _render_plain(
         return reply.status, headers, json.dumps(reply.body).encode()
     if reply.status >= 400:
         return reply.status, headers, json.dumps(error_body(recorded.wire, reply)).encode()
+    if recorded.wire == "embeddings":
+        return reply.status, headers, json.dumps(embeddings_body(recorded)).encode()
     text = reply.text if reply.text is not None else default_text(recorded)
     if reply.tool_calls and reply.text is None:
         text = ""
     body = success_body(recorded, text, reply.tool_calls)
     return reply.status, headers, json.dumps(body).encode()
+
+
+def embeddings_body(recorded: RecordedRequest) -> dict[str, Any]:
+    """OpenAI's ``/embeddings`` reply: one hashed-word vector per input (``hashed_embeddings``).
+
+    ``dimensions`` sets the vector's length (default 64); usage counts the input's words.
+    """
+    body = request_body(recorded)
+    texts = body.get("input", "")
+    texts = [texts] if isinstance(texts, str) else [str(text) for text in texts]
+    wanted = body.get("dimensions")
+    size = wanted if isinstance(wanted, int) else DIMENSIONS
+    data = [
+        {"object": "embedding", "index": index, "embedding": hashed_embedding(text, size)}
+        for index, text in enumerate(texts)
+    ]
+    tokens = sum(word_count(text) for text in texts)
+    return {
+        "object": "list",
+        "data": data,
+        "model": str(body.get("model", MODEL)),
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
 
 
 def error_body(wire: str, reply: Reply) -> dict[str, Any]:

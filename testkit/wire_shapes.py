@@ -213,8 +213,26 @@ GEMINI: dict[str, Any] = {
     },
 }  # fmt: skip
 
+EMBEDDINGS: dict[str, Any] = {
+    "type": "object",
+    "required": ["model", "input"],
+    "properties": {
+        "model": {"type": "string", "minLength": 1},
+        "input": {"oneOf": [
+            {"type": "string", "minLength": 1},
+            {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+        ]},
+        "encoding_format": {"enum": ["float", "base64"]},
+        "dimensions": {"type": "integer", "minimum": 1},
+        "user": {"type": "string"},
+    },
+    "additionalProperties": False,
+}  # fmt: skip
+"""OpenAI's ``POST /embeddings`` body (it refuses an empty input)."""
+
 SHAPES: dict[str, dict[str, Any]] = {
     "openai": OPENAI_CHAT,
+    "embeddings": EMBEDDINGS,
     "azure": OPENAI_CHAT,
     "responses": RESPONSES,
     "anthropic": ANTHROPIC,

@@ -37,7 +37,7 @@ class RunnableTarget(Protocol):
 
     @property
     def kind(self) -> ProviderKind:
-        """``api`` (native messages) or ``agent`` (the question text)."""
+        """``api`` (native messages), ``agent`` (the question text) or ``embeddings``."""
         ...
 
     @property

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from app.errors import InvalidRequest
 from app.evaluation.arms import RunArm, arm_targets
 from app.evaluation.context import RunnableTarget, TargetLookup
+from app.evaluators.config import EvaluatorConfig
+from app.evaluators.embedding_similarity import embedding_problems
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import (
     DEFAULT_GUIDELINE_PATTERNS,
@@ -15,6 +18,7 @@ from app.formatting.messages import (
     Mode,
 )
 from app.providers.base import ModelOptions
+from app.providers.errors import EmbeddingsTargetMisused
 from app.settings.targets import DEFAULT_TARGET
 from app.suites.model import EvalSuite, Trials, Workspace
 
@@ -140,8 +144,14 @@ def build_run_plan(
     candidate = targets.get(target or listed or suite.target or DEFAULT_TARGET)
     judge_name = judge_target or candidate.judge_target or candidate.name
     judge = targets.get(judge_name)
+    for role, runtime in (("candidate", candidate), ("judge", judge)):
+        if runtime.kind == "embeddings":
+            raise EmbeddingsTargetMisused(runtime.name, role)
     for name in evaluator_targets(suite):
         targets.get(name)
+    problems = embedding_problems(suite_graders(suite), embedding_targets(targets))
+    if problems:
+        raise InvalidRequest(problems[0])
     return RunPlan(
         target=candidate.name,
         judge_target=judge.name,
@@ -181,10 +191,20 @@ def format_options(plan: RunPlan) -> FormatOptions:
     )
 
 
+def suite_graders(suite: EvalSuite) -> list[EvaluatorConfig]:
+    """Every grader of the suite's cases (their turns' too; composites hold their children)."""
+    return [config for case in suite.cases for config in case.all_graders()]
+
+
+def embedding_targets(targets: TargetLookup) -> tuple[str, ...]:
+    """The names of the embeddings targets (``similar`` graders embed with them)."""
+    return tuple(name for name in targets.names() if targets.get(name).kind == "embeddings")
+
+
 def evaluator_targets(suite: EvalSuite) -> list[str]:
     """Every judge target named by an evaluator of the suite (composites included), once."""
     names: dict[str, None] = {}
-    pending = [config for case in suite.cases for config in case.all_graders()]
+    pending = suite_graders(suite)
     while pending:
         config = pending.pop()
         if config.target:

@@ -148,6 +148,7 @@ class EvaluationContext:
         workspace_path: The case's workspace folder, when the suite has a workspace.
         file_changes: What the candidate changed in the workspace (a unified diff).
         cpu: What the case's CPU-heavy checks (regex, JSON Schema) have left to spend.
+        embedding_targets: The configured embeddings targets (``similar`` embeds with one).
     """
 
     case: CaseView
@@ -164,6 +165,7 @@ class EvaluationContext:
     workspace_path: str | None = None
     file_changes: str | None = None
     cpu: CpuBudget = field(default_factory=CpuBudget)
+    embedding_targets: tuple[str, ...] = ()
 
     @property
     def reference_answer(self) -> str:

@@ -157,9 +157,9 @@ GRADER_TYPES: tuple[GraderType, ...] = (
     GraderType(
         "similar",
         "metric",
-        "embedding similarity to the value",
+        "embedding similarity to the value, on an embeddings target",
         ("similar:cosine", "similar:dot", "similar:euclidean"),
-        _METRIC | {"value"},
+        _METRIC | {"value", "provider", "measure"},
     ),
     GraderType("bleu", "metric", "BLEU against the value or reference", (), _METRIC | {"value"}),
     GraderType("gleu", "metric", "GLEU against the value or reference", (), _METRIC | {"value"}),

@@ -7,11 +7,13 @@ lines are a function body that ``return``s. The result is a boolean (pass or fai
 (the score: it passes above 0, or from ``threshold`` when the grader gives one) or a
 grading result ``{pass, score, reason}``; anything else, a throw, or a script over its time
 or memory limit fails the grader with the error as its reason (as promptfoo reports it).
-``negate`` (``not-javascript``) inverts the verdict.
+``negate`` (``not-javascript``) inverts the verdict. In promptfoo files, an answer made only
+of tool calls is ``output`` as the calls (``output[0].function.name``), as promptfoo gives it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -49,7 +51,7 @@ def function_body(code: str) -> str:
     return f"return {trimmed}"
 
 
-def script_source(code: str, output: str, context: dict[str, Any]) -> str:
+def script_source(code: str, output: Any, context: dict[str, Any]) -> str:
     """The whole script: the assert's code as a function, called, its result as JSON."""
     preamble = (
         f"const __body = {literal(function_body(code.rstrip()))};\n"
@@ -94,6 +96,22 @@ def script_context(config: EvaluatorConfig, context: EvaluationContext) -> dict[
     }
 
 
+def script_output(config: EvaluatorConfig, context: EvaluationContext) -> Any:
+    """A script's ``output``: the answer, or a reply made only of tool calls as the calls.
+
+    promptfoo gives scripts such a reply as OpenAI's ``{id, type, function}`` objects, not as
+    their JSON text; so do promptfoo files here.
+    """
+    answer = context.candidate_answer
+    if config.semantics != "promptfoo" or not context.candidate.tool_calls:
+        return answer
+    try:
+        calls = json.loads(answer) if answer.startswith("[") else None
+    except ValueError:
+        return answer
+    return calls if isinstance(calls, list) else answer
+
+
 def scored_outcome(config: EvaluatorConfig, result: Any, what: str) -> EvaluatorOutcome:
     """The grader's result for what a script returned (``negate`` applied)."""
     held, score, reason = _verdict(config, result, what)
@@ -123,7 +141,9 @@ class JavascriptEvaluator:
     ) -> EvaluatorOutcome:
         """The script's verdict on the answer (its errors fail the grader, as in promptfoo)."""
         code = config.value if isinstance(config.value, str) else ""
-        source = script_source(code, context.candidate_answer, script_context(config, context))
+        source = script_source(
+            code, script_output(config, context), script_context(config, context)
+        )
         try:
             result = await run_in_thread(run_script, source)
         except JsError as exc:

@@ -25,7 +25,12 @@ from typing import Any
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome
 from app.evaluators.code_judge import placed_program
 from app.evaluators.config import EvaluatorConfig
-from app.evaluators.javascript import JavascriptEvaluator, scored_outcome, script_context
+from app.evaluators.javascript import (
+    JavascriptEvaluator,
+    scored_outcome,
+    script_context,
+    script_output,
+)
 from app.evaluators.programs import ProgramError
 
 FILE_PREFIX = "file://"
@@ -162,7 +167,7 @@ class ProgramAssertEvaluator:
             reference = (SOURCE_FILE, "main")
             files[SOURCE_FILE] = inline_source(code)
         file, function = reference
-        stdin: dict[str, Any] = {"function": function, "output": context.candidate_answer}
+        stdin: dict[str, Any] = {"function": function, "output": script_output(config, context)}
         stdin["context"] = script_context(config, context)
         try:
             programs, folder = placed_program(config, context)

@@ -32,6 +32,7 @@ from app.evaluators.deterministic import (
     check_starts_with,
     check_word_count,
 )
+from app.evaluators.embedding_similarity import SimilarEvaluator
 from app.evaluators.field_accuracy import FieldAccuracyEvaluator
 from app.evaluators.javascript import JavascriptEvaluator
 from app.evaluators.json_checks import check_contains_json, check_is_json, check_typeof
@@ -299,6 +300,9 @@ def _register_metrics(registry: EvaluatorRegistry) -> None:
             name, MetricEvaluator(scorer), options, default_pass_mark=DEFAULT_PASS_MARKS[name]
         )
     registry.register("levenshtein", LevenshteinEvaluator(), ("value", "negate"), threshold="limit")
+    registry.register(
+        "similar", SimilarEvaluator(), ("value", "negate", "provider", "measure"), threshold="limit"
+    )
 
 
 EVALUATORS = build_registry()

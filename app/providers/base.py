@@ -186,6 +186,9 @@ class ProviderResponse(BaseModel):
     duration_ms: float | None = Field(
         None, description="How long the target says it worked on the answer (agents)."
     )
+    embedding: tuple[float, ...] | None = Field(
+        None, description="The vector of the text, from an embeddings target."
+    )
 
     @property
     def cut_at_budget(self) -> bool:
@@ -193,7 +196,8 @@ class ProviderResponse(BaseModel):
         return (self.finish_reason or "").lower() in ("length", "max_tokens")
 
 
-ProviderKind = Literal["api", "agent"]
+ProviderKind = Literal["api", "agent", "embeddings"]
+"""``api``: a model API; ``agent``: a program; ``embeddings``: turns texts into vectors."""
 
 
 class Provider(Protocol):

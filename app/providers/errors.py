@@ -196,6 +196,20 @@ class UnknownTarget(InvalidRequest):
         self.name = name
 
 
+class EmbeddingsTargetMisused(InvalidRequest):
+    """A run names an embeddings target as its candidate or judge: it answers no prompt."""
+
+    slug = "embeddings-target-misused"
+    title = "Embeddings target cannot answer"
+
+    def __init__(self, name: str, role: str) -> None:
+        detail = (
+            f"target {name!r} is an embeddings target (it turns texts into vectors for "
+            f"'similar' graders): it cannot be the run's {role}"
+        )
+        super().__init__(detail, extra={"target": name})
+
+
 class InlineTargetRefused(InvalidRequest):
     """An inline target was sent while they are disabled, or it points somewhere unsafe."""
 

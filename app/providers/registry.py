@@ -17,6 +17,7 @@ from app.providers.anthropic import AnthropicAdapter
 from app.providers.azure import AzureAdapter
 from app.providers.base import CallObserver, CallRole, Provider, ProviderRequest
 from app.providers.cli import CliAdapter
+from app.providers.embeddings import EmbeddingsAdapter, MockEmbeddingsAdapter
 from app.providers.errors import UnknownTarget
 from app.providers.gemini import GeminiAdapter
 from app.providers.http import ConnectorFactory
@@ -72,12 +73,13 @@ class AdapterOptions:
 AdapterFactory = Callable[[Any, AdapterOptions], Provider]
 
 ADAPTERS: dict[str, AdapterFactory] = {
-    "mock": lambda config, _: MockAdapter(config),
-    "openai": lambda config, options: (
-        ResponsesAdapter(config, **options.http())
-        if config.api_format == "responses"
-        else OpenAIAdapter(config, **options.http())
+    "mock": lambda config, _: (
+        MockEmbeddingsAdapter(config) if config.api_format == "embeddings" else MockAdapter(config)
     ),
+    "openai": lambda config, options: {
+        "responses": ResponsesAdapter,
+        "embeddings": EmbeddingsAdapter,
+    }.get(config.api_format, OpenAIAdapter)(config, **options.http()),
     "azure": lambda config, options: AzureAdapter(config, **options.http()),
     "anthropic": lambda config, options: AnthropicAdapter(config, **options.http()),
     "gemini": lambda config, options: GeminiAdapter(config, **options.http()),

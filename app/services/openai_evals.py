@@ -17,7 +17,7 @@ import anyio.to_thread
 
 from app.errors import FieldError, InvalidRequest, NotFound, RunStateConflict
 from app.evaluation.context import CaseContext
-from app.evaluation.openai_graders.checks import similarity_refusal
+from app.evaluation.openai_graders.checks import COSINE_MODEL, similarity_refusal
 from app.evaluation.openai_graders.models import (
     GRADER,
     PythonGrader,
@@ -26,7 +26,7 @@ from app.evaluation.openai_graders.models import (
     model_graders,
 )
 from app.evaluation.openai_graders.python_grader import CODE_GRADERS_OFF
-from app.evaluation.plan import RunPlan
+from app.evaluation.plan import RunPlan, embedding_targets
 from app.evaluation.prepared import PreparedRun
 from app.evaluators.json_schemas import schema_problem
 from app.providers.base import ModelOptions
@@ -124,6 +124,32 @@ class OpenAIEvalService:
                 extra={"code": "model_not_found"},
             ) from None
 
+    def cosine_target(self, param: str) -> str:
+        """The embeddings target of ``cosine`` graders.
+
+        ``EVAL_OPENAI_MODELS``' target for ``text-embedding-3-large`` (the model OpenAI
+        embeds with), else the first embeddings target configured.
+
+        Raises:
+            InvalidRequest: None (or the mapped target is not one): a 400 naming ``param``.
+        """
+        embedders = embedding_targets(self._providers)
+        mapped = self._settings.openai_models.get(COSINE_MODEL)
+        if mapped is None and embedders:
+            return embedders[0]
+        if mapped in embedders:
+            return str(mapped)
+        problem = (
+            f"EVAL_OPENAI_MODELS maps {COSINE_MODEL!r} to {mapped!r}, which is not one"
+            if mapped is not None
+            else "none is configured (a target with api_format: embeddings)"
+        )
+        raise invalid(
+            param,
+            f"evaluation_metric 'cosine' needs an embeddings target and {problem}; "
+            "or use fuzzy_match, bleu, gleu or rouge_*",
+        )
+
     def _check_criteria(self, request: EvalCreateRequest) -> None:
         for index, criterion in enumerate(request.testing_criteria):
             for grader in all_graders(criterion):
@@ -134,6 +160,8 @@ class OpenAIEvalService:
                     refusal = similarity_refusal(grader)
                     if refusal is not None:
                         raise invalid(f"{where}.evaluation_metric", refusal)
+                    if grader.evaluation_metric == "cosine":
+                        self.cosine_target(f"{where}.evaluation_metric")
             for grader in model_graders(criterion):
                 self.target_of(grader.model, f"testing_criteria[{index}].model")
         names = [criterion.name for criterion in request.testing_criteria]
@@ -299,7 +327,7 @@ class OpenAIEvalService:
         cases = await anyio.to_thread.run_sync(checked_cases)
         plan = RunPlan(
             target=target,
-            judge_target=next(iter(judges.values()), target),
+            judge_target=next((t for m, t in judges.items() if m != COSINE_MODEL), target),
             max_concurrency=self._settings.run_concurrency,
             judge_attempts=self._settings.judge_retries + 1,
             dataset=stored_eval.name,
@@ -396,6 +424,14 @@ class OpenAIEvalService:
                 judges[grader.model] = self.target_of(
                     grader.model, f"testing_criteria[{index}].model"
                 )
+        cosine = [
+            grader
+            for criterion in criteria
+            for grader in all_graders(GRADER.validate_python(criterion))
+            if isinstance(grader, TextSimilarityGrader) and grader.evaluation_metric == "cosine"
+        ]
+        if cosine:  # the judge ``cosine`` graders embed with; never the run's judge
+            judges[COSINE_MODEL] = self.cosine_target("testing_criteria")
         return judges
 
     async def _view(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.errors import FieldError
+from app.evaluators.embedding_similarity import embedding_problems
 from app.schemas.suites import CaseCheck, ValidateRequest, ValidateResponse
 from app.settings import Settings
 from app.suites.documents.document import render_path
@@ -20,6 +21,7 @@ async def validate_suite(
     *,
     prompts: bool = False,
     targets: Sequence[str] | None = None,
+    embedding_targets: Sequence[str] = (),
 ) -> ValidateResponse:
     """Check a suite and every file it references; report instead of raising.
 
@@ -27,7 +29,8 @@ async def validate_suite(
     chatPrompt, so one call shows what every candidate of the suite would be sent. With
     ``targets`` (the configured ones), a suite naming a provider that is not one of them is
     invalid, the error naming it, and so is a grader naming such a judge target (as
-    ``/evaluate`` refuses both).
+    ``/evaluate`` refuses both), and a ``similar`` grader with no embeddings target
+    (``embedding_targets``: the configured ones) to embed with.
     """
     report = await check_suite(
         request.suite,
@@ -47,6 +50,7 @@ async def validate_suite(
         errors.append(FieldError(path=where, message=message))
     if targets is not None:
         errors.extend(_unknown_grader_targets(report, set(targets)))
+        errors.extend(_embedding_problems(report, embedding_targets))
     return ValidateResponse(
         valid=report.valid and not errors,
         dialect=report.dialect,
@@ -73,6 +77,19 @@ def _case_check(formatted: FormattedCase, *, with_prompt: bool) -> CaseCheck:
             "chat_prompt": list(prompt.chat_prompt),
         }
     )
+
+
+def _embedding_problems(report: SuiteReport, embedding_targets: Sequence[str]) -> list[FieldError]:
+    """An error per ``similar`` grader (of its first case) with no embeddings target here."""
+    if report.suite is None:
+        return []
+    errors: dict[str, FieldError] = {}
+    for case in report.suite.cases:
+        origin = report.origins.get(case.id)
+        where = render_path(origin.path if origin is not None else ())
+        for problem in embedding_problems(case.all_graders(), embedding_targets):
+            errors.setdefault(problem, FieldError(path=where, message=problem))
+    return list(errors.values())
 
 
 def _unknown_grader_targets(report: SuiteReport, known: set[str]) -> list[FieldError]:

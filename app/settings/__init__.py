@@ -57,7 +57,8 @@ class Settings(BaseSettings):
         None,
         description=(
             "YAML targets file (AgentV format); without it (and without `EVAL_TARGETS`) the "
-            "mock targets 'default', 'terse' and 'slow'."
+            "mock targets 'default', 'terse' and 'slow', and the mock embeddings target "
+            "'embeddings'."
         ),
     )
     targets: list[TargetConfig] = Field(

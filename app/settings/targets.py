@@ -42,16 +42,18 @@ logger = logging.getLogger("app.settings")
 DEFAULT_TARGET = "default"
 TERSE_MOCK_TARGET = "terse"
 SLOW_MOCK_TARGET = "slow"
+EMBEDDINGS_MOCK_TARGET = "embeddings"
 PROVIDER_ALIASES: dict[str, str] = {
     "azure-openai": "azure",
     "google": "gemini",
     "google-gemini": "gemini",
     "openai-compatible": "openai",
+    "openai-embeddings": "openai",
     "openai-responses": "openai",
     "openrouter": "openai",
 }
 PROVIDER_BASE_URLS = {"openrouter": "https://openrouter.ai/api/v1"}
-PROVIDER_API_FORMATS = {"openai-responses": "responses"}
+PROVIDER_API_FORMATS = {"openai-responses": "responses", "openai-embeddings": "embeddings"}
 """Provider names that pick a wire of their provider (``api_format``)."""
 # AgentV's agent providers (``claude`` is Claude Code, not the Anthropic API): not run here.
 UNSUPPORTED_AGENTV_PROVIDERS = frozenset(
@@ -188,6 +190,11 @@ class MockTarget(TargetBase):
         default_factory=dict, validation_alias=_choices("tool_calls", "toolCalls")
     )
     cost_usd: float | None = Field(None, ge=0, validation_alias=_choices("cost_usd", "costUsd"))
+    api_format: Literal["chat", "embeddings"] = Field(
+        "chat",
+        validation_alias=_choices("api_format", "apiFormat"),
+        description="`chat` (answers cases) or `embeddings` (hashed-word vectors, for `similar`).",
+    )
 
 
 class ApiTarget(TargetBase):
@@ -241,10 +248,13 @@ class OpenAITarget(ApiTarget):
     structured_output: StructuredOutput = Field(
         "auto", validation_alias=_choices("structured_output", "structuredOutput")
     )
-    api_format: Literal["chat", "responses"] = Field(
+    api_format: Literal["chat", "responses", "embeddings"] = Field(
         "chat",
         validation_alias=_choices("api_format", "apiFormat", "wire_api", "wireApi"),
-        description="`chat` (Chat Completions) or `responses` (the Responses API).",
+        description=(
+            "`chat` (Chat Completions), `responses` (the Responses API) or `embeddings` "
+            "(`POST /embeddings`: an embeddings target, for `similar` and `cosine` graders)."
+        ),
     )
     reasoning_effort: ReasoningEffort | None = Field(
         None, validation_alias=_choices("reasoning_effort", "reasoningEffort")
@@ -378,16 +388,18 @@ def default_mock_target() -> MockTarget:
 
 
 def comparison_mock_targets() -> list[MockTarget]:
-    """Two more mock targets of the embedded defaults, so a fresh server can run arms.
+    """More mock targets of the embedded defaults: a fresh server can run arms and `similar`.
 
     Beside ``default`` (it echoes the last user turn): ``terse`` always answers ``Answers: 4``
-    (right on the quick suite's first case, wrong on its second: it scores lower), and ``slow``
-    echoes as ``default`` does 300 ms later (same scores, higher latency). Served only when
+    (right on the quick suite's first case, wrong on its second: it scores lower), ``slow``
+    echoes as ``default`` does 300 ms later (same scores, higher latency); ``embeddings`` is
+    an embeddings target (hashed-word vectors) for ``similar`` graders. Served only when
     the operator configures no target (no targets file, no ``EVAL_TARGETS``).
     """
     return [
         MockTarget(name=TERSE_MOCK_TARGET, response="Answers: 4"),
         MockTarget(name=SLOW_MOCK_TARGET, latency_ms=300),
+        MockTarget(name=EMBEDDINGS_MOCK_TARGET, api_format="embeddings"),
     ]
 
 
@@ -530,6 +542,9 @@ def _from_providers_list(entry: Mapping[str, Any]) -> dict[str, Any]:
     provider, _, model = provider_id.partition(":")
     if provider == "openai" and model.startswith("responses:"):
         values.setdefault("api_format", "responses")
+    if provider == "openai" and model.startswith(("embedding:", "embeddings:")):
+        values.setdefault("api_format", "embeddings")
+        model = model.partition(":")[2]
     model = model.removeprefix("chat:").removeprefix("messages:").removeprefix("responses:")
     if provider == "agentv" or model in UNSUPPORTED_AGENTV_PROVIDERS:
         provider = model or provider

@@ -42,7 +42,7 @@ async def test_targets_are_listed_without_keys(tmp_path: Path, make_client: Clie
     assert targets["default"]["provider"] == "mock"
 
 
-async def test_service_without_configuration_has_three_mock_targets_to_compare(
+async def test_service_without_configuration_has_three_mock_targets_to_compare_and_one_to_embed(
     tmp_path: Path, make_client: ClientFactory
 ) -> None:
     suite = {"dataset": "d", "evalcases": [
@@ -56,8 +56,9 @@ async def test_service_without_configuration_has_three_mock_targets_to_compare(
         body = {"suite": suite, "targets": ["default", "terse", "slow"]}
         summary = (await client.post("/evaluate", json=body)).json()["summary"]
 
-    assert [(t["name"], t["provider"]) for t in listed] == [
-        ("default", "mock"), ("terse", "mock"), ("slow", "mock"),
+    assert [(t["name"], t["provider"], t["kind"]) for t in listed] == [
+        ("default", "mock", "api"), ("terse", "mock", "api"), ("slow", "mock", "api"),
+        ("embeddings", "mock", "embeddings"),
     ]  # fmt: skip
     passed = {arm["arm"]["target"]: arm["summary"]["counts"]["passed"] for arm in summary["arms"]}
     assert passed == {"default": 2, "terse": 1, "slow": 2}

@@ -194,3 +194,34 @@ async def test_a_typescript_file_is_refused_by_name_and_a_javascript_file_is_a_p
     assert "TypeScript file (file://check.ts) is not supported" in typescript.errors[0].message
     javascript = await check(suite("file://check.js:grade"), code_graders=True)
     assert "never in a suite sent in the request body" in javascript.errors[0].message
+
+
+async def test_a_reply_of_tool_calls_is_the_calls_in_javascript_asserts() -> None:
+    from app.evaluators.base import CandidateRun
+    from app.providers.base import ToolCall
+    from app.providers.tool_calls import answer_text
+
+    call = ToolCall(tool="get_weather", input={"city": "Oslo"}, arguments='{"city": "Oslo"}')
+    answer = answer_text("", [call])
+    code = (
+        "output[0].function.name === 'get_weather'"
+        " && JSON.parse(output[0].function.arguments).city === 'Oslo'"
+    )
+    report = await check(
+        {
+            "prompts": ["{{ q }}"],
+            "tests": [{"vars": {"q": "Hi"}, "assert": [{"type": "javascript", "value": code}]}],
+        }
+    )
+    assert report.suite is not None, report.errors
+    [case] = report.suite.cases
+    [config] = case.evaluators
+    runs = [CandidateRun(tool_calls=(call,)), CandidateRun()]
+    passed = []
+    for candidate in runs:  # without calls reported, the answer stays its text
+        context = EvaluationContext(
+            case=case, question="Hi", candidate_answer=answer, judge=ScriptedTarget(),
+            judge_attempts=1, candidate=candidate,
+        )  # fmt: skip
+        passed.append((await EVALUATORS.run(config, context)).result.passed)
+    assert passed == [True, False]

@@ -43,7 +43,8 @@ ITEM_SCHEMA: dict[str, object] = {
 def client(tmp_path: Path, fake_llm: FakeLLM, spec_validator: SpecValidator) -> Iterator[OpenAI]:
     targets = tmp_path / "targets.yaml"
     fake = {"name": "fake", "provider": "openai", "base_url": f"{fake_llm.url}/v1", "model": "m"}
-    targets.write_text(yaml.safe_dump({"targets": [fake]}), encoding="utf-8")
+    embed = {**fake, "name": "embed", "api_format": "embeddings", "model": "text-embedding-3-large"}
+    targets.write_text(yaml.safe_dump({"targets": [fake, embed]}), encoding="utf-8")
     env = {
         "PATH": os.environ.get("PATH", ""),  # noqa: TID251
         "EVAL_DATA_DIR": str(tmp_path / "data"),
@@ -283,6 +284,42 @@ def test_jsonl_run_with_similarity_multi_and_score_model_on_the_mock(client: Ope
     assert quality.sample is not None
     assert quality.sample["input"] == [{"role": "user", "content": "Rate: Paris is the capital"}]
     assert items[0].sample.output[0].content == "Paris is the capital"
+
+
+def test_cosine_text_similarity_embeds_on_the_embeddings_target(
+    client: OpenAI, fake_llm: FakeLLM
+) -> None:
+    ev = client.evals.create(
+        name="cosine",
+        data_source_config={"type": "custom", "item_schema": {"type": "object"}},
+        testing_criteria=[
+            {
+                "type": "text_similarity",
+                "name": "meaning",
+                "input": "{{ sample.output_text }}",
+                "reference": "{{ item.reference }}",
+                "evaluation_metric": "cosine",
+                "pass_threshold": 0.9,
+            }
+        ],
+    )
+    reference = {"reference": "Paris is the capital"}
+    rows: list[Any] = [
+        {"item": reference, "sample": {"output_text": "The capital is Paris"}},
+        {"item": reference, "sample": {"output_text": "no idea"}},
+    ]
+    run = client.evals.runs.create(
+        ev.id, data_source={"type": "jsonl", "source": {"type": "file_content", "content": rows}}
+    )
+    done = wait_until(client, ev.id, run.id, {"completed", "failed"})
+    assert (done.result_counts.passed, done.result_counts.failed) == (1, 1)
+    items = client.evals.runs.output_items.list(run.id, eval_id=ev.id, order="asc").data
+    scores = [item.results[0].score for item in items]
+    assert scores[0] == pytest.approx(1.0)
+    assert scores[1] < 0.9
+    embedded = {r.json["input"] for r in fake_llm.requests if r.path == "/v1/embeddings"}
+    assert embedded == {"Paris is the capital", "The capital is Paris", "no idea"}
+    assert all(r.json["model"] == "text-embedding-3-large" for r in fake_llm.requests)
 
 
 def test_errors_are_the_sdks_own_classes(client: OpenAI) -> None:

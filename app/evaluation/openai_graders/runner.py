@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.evaluation.openai_graders.checks import Graded, string_check, text_similarity
+from app.evaluation.openai_graders.checks import (
+    COSINE_MODEL,
+    Graded,
+    cosine_similarity,
+    similarity_texts,
+    string_check,
+    text_similarity,
+)
 from app.evaluation.openai_graders.formula import FormulaError, evaluate_formula, parse_formula
 from app.evaluation.openai_graders.model_graders import (
     label_model,
@@ -95,6 +102,10 @@ async def grade(grader: Grader, scope: dict[str, Any], tools: _Tools) -> Graded:
         return await python_grader(grader, scope, context.programs)
     if isinstance(grader, MultiGrader):
         return await _multi(grader, scope, tools)
+    if grader.evaluation_metric == "cosine":
+        texts = await context.cpu.run(grader.name, lambda: similarity_texts(grader, scope))
+        embedder = tools.judge(COSINE_MODEL)
+        return await cosine_similarity(grader, texts, embedder, context.case.id)
     return await context.cpu.run(grader.name, lambda: text_similarity(grader, scope))
 
 

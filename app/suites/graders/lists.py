@@ -211,6 +211,44 @@ def provider_name(raw: Any) -> str | None:
     return raw.strip() if isinstance(raw, str) and raw.strip() else None
 
 
+def embedding_name(raw: Any) -> str | None:
+    """The embeddings target a promptfoo ``provider`` names: ``{embedding: ...}``'s, or its own."""
+    if isinstance(raw, dict) and "embedding" in raw:
+        return provider_name(raw["embedding"])
+    return provider_name(raw)
+
+
+SIMILARITY_MEASURES = {"cosine": "cosine", "dot": "dot", "euclidean": "euclidean"}
+"""``similar``'s type suffix (``similar:dot``) -> the measure its evaluator computes."""
+
+
+def _similar(raw: Mapping[str, Any], path: DocumentPath, context: GraderContext) -> dict[str, Any]:
+    """``value`` (a text or a list), the measure of the type's suffix, ``provider``'s target."""
+    value, findings = raw.get("value"), context.findings
+    is_list = isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+    if not (isinstance(value, str) or is_list):
+        findings.error(
+            (*path, "value"), f"is required: a text or a list of texts, not {describe(value)}"
+        )
+        return {}
+    suffix = str(raw["type"]).partition(":")[2].strip().lower()
+    fields = {
+        "value": context.render.value(value, (*path, "value")),
+        "measure": SIMILARITY_MEASURES.get(suffix, suffix) if suffix else raw.get("measure"),
+    }
+    if "provider" in raw:
+        name = embedding_name(raw["provider"])
+        if name is None:
+            findings.error(
+                (*path, "provider"),
+                "must name an embeddings target (a string or {id}), not "
+                + describe(raw["provider"]),
+            )
+        else:
+            fields["target"] = name
+    return fields
+
+
 def _judge_provider(
     raw: Mapping[str, Any], path: DocumentPath, findings: Findings
 ) -> Mapping[str, Any]:
@@ -403,7 +441,7 @@ def _extras(
     return extras
 
 
-_READERS: dict[str, KindReader] = {**KIND_READERS, "composite": _composite}
+_READERS: dict[str, KindReader] = {**KIND_READERS, "composite": _composite, "similar": _similar}
 
 _CONSUMED: dict[str, tuple[str, ...]] = {
     "llm_judge": ("prompt", "rubrics", "criteria", "value", "provider", "preprocessors"),
@@ -412,6 +450,7 @@ _CONSUMED: dict[str, tuple[str, ...]] = {
     "regex": ("flags", "value"),
     "is_json": ("schema",),
     "contains_json": ("schema",),
+    "similar": ("provider",),
 }
 
 

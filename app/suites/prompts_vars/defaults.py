@@ -21,6 +21,7 @@ from app.suites.documents.findings import MISSING, Findings, describe, pick
 from app.suites.documents.parsing import parse_yaml
 from app.suites.files.sources import Sources, strip_file_prefix
 from app.suites.graders.lists import provider_name
+from app.suites.prompts_vars.embedding import options_embedding
 from app.suites.reading import refuse
 from app.suites.tool_use import ToolUse
 
@@ -47,6 +48,8 @@ class DefaultTest:
     tool_use: ToolUse | None = None
     judge: str | None = None
     """The judge target ``options.provider`` names for model graders without their own."""
+    embedding: str | None = None
+    """The embeddings target ``options.provider.embedding`` names (``similar`` graders)."""
     texts: Mapping[str, str] = field(default_factory=dict)
     suite_graders: Any = None
     """AgentV's top-level ``assert``: every test's, unless it skips defaults."""
@@ -95,6 +98,7 @@ def default_test(document: Mapping[str, Any], sources: Sources, findings: Findin
         threshold=raw.get("threshold"),
         metadata=metadata,
         judge=options_judge(raw.get("options"), (key, "options"), findings),
+        embedding=options_embedding(raw.get("options")),
     )
 
 

@@ -39,6 +39,7 @@ from app.suites.prompts_vars.defaults import (
     judged_by,
     options_judge,
 )
+from app.suites.prompts_vars.embedding import embedded_by, options_embedding
 from app.suites.prompts_vars.prompts import Prompt, prompt_messages, prompts_named, read_prompts
 from app.suites.reading import (
     CaseOrigin,
@@ -249,6 +250,8 @@ def _read_test(
     test_id = _test_id(raw, path, findings)
     judge = options_judge(raw.get("options"), (*path, "options"), findings) or defaults.judge
     graders = judged_by(_graders(raw, path, defaults, origin, findings), judge)
+    embedding = options_embedding(raw.get("options")) or defaults.embedding
+    graders = embedded_by(graders, embedding)
     renderer = Renderer(variables, findings)
     expected_raw = raw.get("expected_output", variables.get("expected_output"))
     expected_path = (

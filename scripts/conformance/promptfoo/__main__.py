@@ -33,7 +33,10 @@ from testkit.fake_llm import RunningServer
 
 CORPUS = ROOT / "tests" / "conformance" / "promptfoo"
 EXAMPLES = Path("/work/shared/reference/promptfoo-examples")
-FAST = ("contains", "equals", "regex", "json", "pass_rule", "no_asserts", "python")
+FAST = (
+    *("contains", "equals", "regex", "json", "pass_rule", "no_asserts", "python"),
+    *("similar", "tools_call"),
+)
 """The configs CI runs (about a minute with promptfoo's start-up)."""
 _ISOLATED = "--in-namespace"
 
@@ -102,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
             roots = [CORPUS, EXAMPLES]
             examples = example_configs() if args.examples else []
             names = ours.provider_ids(examples)
-            env = ours.service_env(fake.url, roots, home / "data", names)
+            embedders = ours.embedding_ids(examples)
+            env = ours.service_env(fake.url, roots, home / "data", names, embedders)
             with ours.service(env) as client:
                 for config in corpus(args.configs, args.fast):
                     theirs = peer.run_eval(promptfoo, config, peer_env)

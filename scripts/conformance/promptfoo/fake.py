@@ -9,6 +9,9 @@
   JSON schema's instance for this service's judge, its rubric checks ``satisfied`` from 0.5
   up; promptfoo's ``{pass, score, reason}`` otherwise), passing from 0.5 up.
 
+- A prompt ``CALL:<name>:<arguments>:END`` is answered with one tool call of ``<name>`` whose
+  arguments are ``<arguments>`` as written (JSON or not), and no text.
+
 Every other request gets the default reply (the last user turn echoed).
 """
 
@@ -23,6 +26,7 @@ from testkit.fake_llm import FakeLLM, Reply
 from testkit.fake_wire import RecordedRequest, last_user_text, requested_schema
 
 REPLY_PREFIX = "REPLY:"
+CALL_PREFIX = "CALL:"
 REPLY_END = ":END"
 _GRADE = re.compile(r"GRADE=([01](?:\.\d+)?)")
 
@@ -56,6 +60,9 @@ def respond(recorded: RecordedRequest) -> Reply | None:
             return Reply(text=json.dumps(_satisfied(verdict, score >= 0.5)))
         return Reply(text=json.dumps({"pass": score >= 0.5, "score": score, "reason": reason}))
     text = last_user_text(recorded)
+    if text.startswith(CALL_PREFIX) and text.endswith(REPLY_END):
+        name, _, arguments = text[len(CALL_PREFIX) : -len(REPLY_END)].partition(":")
+        return Reply(tool_calls=[{"name": name, "arguments": arguments}])
     if text.startswith(REPLY_PREFIX) and text.endswith(REPLY_END):
         reply = text[len(REPLY_PREFIX) : -len(REPLY_END)]
         return Reply(text=reply.replace("\\n", "\n"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -19,6 +20,9 @@ from testkit.server import running_service, wait_until_healthy
 SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 PROVIDER_IDS = ("openai:chat:fake-model", "openai:fake-model", "openai:gpt-4.1-mini")
 """The provider ids the corpus names, each a target here (the same fake model)."""
+EMBEDDING_IDS = ("openai:embedding:fake-embed",)
+"""The embedding provider the corpus names: an embeddings target here, on the fake server
+(promptfoo's default embedding provider goes to the same server, through OPENAI_BASE_URL)."""
 PASSED_STATUS = {"passed": True, "failed": False, "borderline": False}
 
 
@@ -44,15 +48,39 @@ def provider_ids(configs: Sequence[Path]) -> set[str]:
     return found
 
 
+_EMBEDDING_ID = re.compile(r"\b[a-z][\w-]*:embeddings?:[\w./:-]+")
+
+
+def embedding_ids(configs: Sequence[Path]) -> set[str]:
+    """The embedding provider ids the configs write (``openai:embedding:<model>``...)."""
+    found: set[str] = set()
+    for config in configs:
+        try:
+            found.update(_EMBEDDING_ID.findall(config.read_text()))
+        except OSError:
+            continue
+    return found
+
+
 def service_env(
-    fake_url: str, roots: Sequence[Path], data_dir: Path, names: Iterable[str] = ()
+    fake_url: str,
+    roots: Sequence[Path],
+    data_dir: Path,
+    names: Iterable[str] = (),
+    embedding_names: Iterable[str] = (),
 ) -> dict[str, str]:
     """The service's environment: targets on the fake server (the corpus's provider ids and
-    ``names``), the corpus folders as workspace roots."""
+    ``names``; embeddings targets for ``EMBEDDING_IDS``, first, and ``embedding_names``), the
+    corpus folders as workspace roots."""
     targets = [
         {"name": name, "provider": "openai", "base_url": f"{fake_url}/v1",
          "model": name.rsplit(":", 1)[-1] or "fake-model", "api_key": "fake-key"}
-        for name in sorted({*PROVIDER_IDS, *names})
+        for name in sorted({*PROVIDER_IDS, *names} - set(embedding_names))
+    ]  # fmt: skip
+    targets += [
+        {"name": name, "provider": "openai", "api_format": "embeddings", "api_key": "fake-key",
+         "base_url": f"{fake_url}/v1", "model": name.rsplit(":", 1)[-1]}
+        for name in [*EMBEDDING_IDS, *sorted(set(embedding_names) - set(EMBEDDING_IDS))]
     ]  # fmt: skip
     return {
         "PATH": SEARCH_PATH,
