@@ -67,3 +67,32 @@ def test_a_grader_without_an_embeddings_target_is_named() -> None:
         "evaluator 'named' (similar): target 'gpt' is not an embeddings target (embeddings "
         "targets: none is configured)",
     ]
+
+
+async def test_the_reader_maps_providers_and_measures_to_similar_graders() -> None:
+    from tests.suites.helpers import check
+
+    test = {
+        "vars": {"q": "Hi"},
+        "options": {"provider": {"text": "judge", "embedding": {"id": "embed-a"}}},
+        "assert": [
+            {"type": "similar:dot", "value": "x"},
+            {"type": "not-similar", "value": ["x", "y"], "provider": "embed-b"},
+            {"type": "llm-rubric", "value": "good"},
+        ],
+    }
+    report = await check({"prompts": ["{{ q }}"], "tests": [test]})
+    assert report.suite is not None, report.errors
+    graders = report.suite.cases[0].evaluators
+    found = [(g.type, g.target, (g.model_extra or {}).get("measure"), g.negate) for g in graders]
+    assert found == [
+        ("similar", "embed-a", "dot", False),
+        ("similar", "embed-b", None, True),
+        ("llm_judge", "judge", None, False),
+    ]
+    test["options"] = {"provider": {"embedding": 5}}
+    bad = await check({"prompts": ["{{ q }}"], "tests": [test]})
+    assert [(e.path, e.message) for e in bad.errors] == [
+        ("tests[0].options.provider.embedding",
+         "must name an embeddings target (a string or {id}), not a number"),
+    ]  # fmt: skip

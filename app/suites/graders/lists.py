@@ -218,10 +218,6 @@ def embedding_name(raw: Any) -> str | None:
     return provider_name(raw)
 
 
-SIMILARITY_MEASURES = {"cosine": "cosine", "dot": "dot", "euclidean": "euclidean"}
-"""``similar``'s type suffix (``similar:dot``) -> the measure its evaluator computes."""
-
-
 def _similar(raw: Mapping[str, Any], path: DocumentPath, context: GraderContext) -> dict[str, Any]:
     """``value`` (a text or a list), the measure of the type's suffix, ``provider``'s target."""
     value, findings = raw.get("value"), context.findings
@@ -234,7 +230,7 @@ def _similar(raw: Mapping[str, Any], path: DocumentPath, context: GraderContext)
     suffix = str(raw["type"]).partition(":")[2].strip().lower()
     fields = {
         "value": context.render.value(value, (*path, "value")),
-        "measure": SIMILARITY_MEASURES.get(suffix, suffix) if suffix else raw.get("measure"),
+        "measure": suffix or raw.get("measure"),  # ``similar:dot``'s, else the key's
     }
     if "provider" in raw:
         name = embedding_name(raw["provider"])

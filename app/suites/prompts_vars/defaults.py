@@ -98,7 +98,7 @@ def default_test(document: Mapping[str, Any], sources: Sources, findings: Findin
         threshold=raw.get("threshold"),
         metadata=metadata,
         judge=options_judge(raw.get("options"), (key, "options"), findings),
-        embedding=options_embedding(raw.get("options")),
+        embedding=options_embedding(raw.get("options"), (key, "options"), findings),
     )
 
 

@@ -10,15 +10,24 @@ from __future__ import annotations
 from typing import Any
 
 from app.evaluators.config import EvaluatorConfig
+from app.suites.documents.document import DocumentPath
+from app.suites.documents.findings import Findings, describe
 from app.suites.graders.lists import embedding_name
 
 
-def options_embedding(options: Any) -> str | None:
-    """The target ``options.provider.embedding`` names, if any."""
+def options_embedding(options: Any, path: DocumentPath, findings: Findings) -> str | None:
+    """The target ``options.provider.embedding`` names, if any (one naming none: an error)."""
     provider = options.get("provider") if isinstance(options, dict) else None
-    if isinstance(provider, dict) and "embedding" in provider:
-        return embedding_name(provider)
-    return None
+    if not isinstance(provider, dict) or "embedding" not in provider:
+        return None
+    name = embedding_name(provider)
+    if name is None:
+        findings.error(
+            (*path, "provider", "embedding"),
+            f"must name an embeddings target (a string or {{id}}), not "
+            f"{describe(provider['embedding'])}",
+        )
+    return name
 
 
 def embedded_by(

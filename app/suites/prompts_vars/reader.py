@@ -250,7 +250,8 @@ def _read_test(
     test_id = _test_id(raw, path, findings)
     judge = options_judge(raw.get("options"), (*path, "options"), findings) or defaults.judge
     graders = judged_by(_graders(raw, path, defaults, origin, findings), judge)
-    embedding = options_embedding(raw.get("options")) or defaults.embedding
+    embedding = options_embedding(raw.get("options"), (*path, "options"), findings)
+    embedding = embedding or defaults.embedding
     graders = embedded_by(graders, embedding)
     renderer = Renderer(variables, findings)
     expected_raw = raw.get("expected_output", variables.get("expected_output"))
