@@ -12,32 +12,35 @@ model; nothing after this module knows the dialect.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from app.suites.agentv.reader import dialect_of, read_agentv
+from app.suites.agentv.skills import is_skill_evals, skill_evals_suite
 from app.suites.documents.findings import Findings, describe
 from app.suites.files.sources import Sources
 from app.suites.graders.user_types import user_types
 from app.suites.prompts_vars.reader import read_prompts_vars
-from app.suites.reading import Dialect, SuiteCheck, refuse
+from app.suites.reading import Dialect, SuiteCheck
 
 PROMPTS_VARS_KEYS = frozenset({"prompts", "providers", "defaultTest", "default_test"})
 DIALECTS: tuple[Dialect, ...] = ("agentv-2025", "agentv-2026", "prompts-providers-vars")
 
 
 def as_suite(data: Any) -> Any:
-    """A document that is a list of cases becomes ``{tests: [...]}``; others are unchanged."""
+    """A list of cases becomes ``{tests: [...]}``, an ``evals.json`` its AgentV suite.
+
+    Every other document is returned unchanged.
+    """
     if isinstance(data, list):
         return {"tests": data}
+    if is_skill_evals(data):
+        return skill_evals_suite(data)
     return data
 
 
 def detect_dialect(document: Any) -> Dialect:
     """The dialect of a (``as_suite``) document; ``unknown`` when it is not a suite at all."""
     if not isinstance(document, dict):
-        return "unknown"
-    if "skill_name" in document and "evals" in document:
         return "unknown"
     if "evalcases" in document or "eval_cases" in document:
         return "agentv-2025"
@@ -66,14 +69,6 @@ def read_document(document: Any, sources: Sources, findings: Findings) -> SuiteC
 
 
 def _read_document(document: Any, sources: Sources, findings: Findings) -> SuiteCheck:
-    if isinstance(document, Mapping) and "skill_name" in document and "evals" in document:
-        refuse(
-            findings,
-            ("evals",),
-            "an agent-skills evals.json file",
-            "skill evaluations need an agent with the skill installed in its workspace",
-        )
-        return SuiteCheck(suite=None)
     if not isinstance(document, dict):
         findings.error((), f"a suite must be a mapping with its cases, not {describe(document)}")
         return SuiteCheck(suite=None)

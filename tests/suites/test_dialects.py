@@ -25,7 +25,7 @@ from tests.suites.helpers import CLASSIC, check, errors_by_path
         ({"defaultTest": {}, "tests": []}, "prompts-providers-vars"),
         ({"tests": [{"vars": {"input": "Hi"}, "assert": ["ok"]}]}, "prompts-providers-vars"),
         ({"tests": [{"vars": {"q": "Hi"}, "input": "{{ q }}", "criteria": "x"}]}, "agentv-2026"),
-        ({"skill_name": "x", "evals": []}, "unknown"),
+        ({"skill_name": "x", "evals": []}, "agentv-2026"),
         ("just text", "unknown"),
     ],
 )
@@ -338,12 +338,6 @@ async def test_2025_evaluator_kind_other_than_llm_judge_is_refused_not_replaced(
         {"evalcases": [{"id": "a", "outcome": "x", "input": "Hi", "evaluator": "code_judge"}]}
     )
     assert "not supported yet" in errors_by_path(report)["evalcases[0].evaluator"]
-
-
-async def test_agent_skills_evals_json_is_refused_by_name() -> None:
-    report = await check({"skill_name": "csv", "evals": [{"id": 1, "prompt": "Hi"}]})
-    assert report.dialect == "unknown"
-    assert "agent-skills evals.json" in errors_by_path(report)["evals"]
 
 
 async def test_whole_file_jsonl_dataset_is_a_suite_of_its_lines() -> None:

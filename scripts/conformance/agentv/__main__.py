@@ -66,7 +66,8 @@ def agentv_suites() -> list[Suite]:
     return [
         Suite(AGENTV_ROOT, path)
         for path in eval_files(AGENTV_ROOT)
-        if "examples/features/" in path.as_posix() and path.suffix in (".yaml", ".yml")
+        if "examples/features/" in path.as_posix()
+        and (path.suffix in (".yaml", ".yml") or path.name.endswith("evals.json"))
     ]
 
 
