@@ -9,9 +9,11 @@ folder as the hooks left it). ``after_each`` runs once the case is graded; then 
 is removed. Every trial of a case gets its own folder, so no case ever sees another's work.
 
 Hooks run through the code graders' ``ProgramRunner`` (no shell, clean environment, time
-limit, capped output). A hook reads ``{workspace_path, eval_case_id, eval_run_id}`` as JSON
-on stdin, and ``{{workspace_path}}`` in its arguments is the folder. A ``before_*`` hook that
-fails fails its case (``WorkspaceError``); a failing ``after_each`` is logged.
+limit, capped output). A hook reads ``{workspace_path, eval_case_id, eval_run_id,
+eval_dir}`` as JSON on stdin (``eval_dir``: its folder, the suite file's unless ``cwd``),
+and ``{{workspace_path}}`` in its arguments is the folder. Hooks of one point run in order
+(the workspace's own, then AgentV's extensions). A ``before_*`` hook that fails fails its
+case (``WorkspaceError``); a failing ``after_each`` is logged.
 """
 
 from __future__ import annotations
@@ -133,8 +135,8 @@ async def case_workspace(
                 raise WorkspaceError(str(exc)) from None
         if programs is not None:  # hooks and graders run as the sandbox's user
             await asyncio.to_thread(programs.sandbox.hand_over, path)
-        for name, hook in (("before_all", spec.before_all), ("before_each", spec.before_each)):
-            if hook is not None:
+        for name in ("before_all", "before_each"):
+            for hook in spec.at(name):
                 await _run_hook(name, hook, programs, path, case_id)
         yield CaseWorkspace(path, await asyncio.to_thread(snapshot, path))
         finished = True
@@ -142,9 +144,9 @@ async def case_workspace(
         finished = True
         raise
     finally:
-        if finished and spec.after_each is not None:  # not when the case was cancelled
+        for hook in spec.at("after_each") if finished else ():  # not when cancelled
             try:
-                await _run_hook("after_each", spec.after_each, programs, path, case_id)
+                await _run_hook("after_each", hook, programs, path, case_id)
             except WorkspaceError as exc:
                 logger.warning("case %r: %s", case_id, exc)
         shutil.rmtree(folder, ignore_errors=True)
@@ -187,7 +189,12 @@ async def _run_hook(
             f"workspace hook {name!r} cannot run: code graders (programs) are not enabled"
         )
     argv = [item.replace(PLACEHOLDER, str(path)) for item in hook.command]
-    stdin = {"workspace_path": str(path), "eval_case_id": case_id, "eval_run_id": None}
+    stdin = {
+        "workspace_path": str(path),
+        "eval_case_id": case_id,
+        "eval_run_id": None,
+        "eval_dir": hook.cwd,  # the suite file's folder (AgentV's extension context)
+    }
     runner = replace(programs, timeout_seconds=hook.timeout_seconds)
     if name == "after_each":  # the agent may have added files as the service's user
         await asyncio.to_thread(programs.sandbox.hand_over, path)
@@ -196,6 +203,7 @@ async def _run_hook(
             argv,
             json.dumps(stdin).encode(),
             folder=Path(hook.cwd) if hook.cwd else None,
+            env=dict(hook.env),
             workspace=path,
         )
     except ProgramError as exc:

@@ -133,7 +133,7 @@ class ProgramRunner:
             for index, item in enumerate(resolved):
                 candidate = folder / item
                 relative = not item.startswith("-") and not os.path.isabs(item)
-                if relative and candidate.is_file() and _inside(candidate, self.roots):
+                if relative and _is_file(candidate) and _inside(candidate, self.roots):
                     resolved[index] = str(candidate.resolve())
         program = resolved[0]
         if os.sep not in program:
@@ -243,3 +243,11 @@ class ProgramRunner:
             read_only=readable,
             proxy_socket=proxy_socket,
         )
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; an argument that cannot be a path (too long) is not."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False

@@ -50,12 +50,15 @@ class WorkspaceHook(BaseModel):
         cwd: The folder relative arguments resolve against, relative to the suite file as
             read and absolute once placed (the suite file's folder when not given).
         timeout_seconds: Time limit of one run.
+        env: Environment variables the program gets (the service's own, never the
+            suite's: ``node``'s start-up setting for an extension).
     """
 
     model_config = ConfigDict(frozen=True)
     command: tuple[str, ...] = Field(min_length=1)
     cwd: str | None = None
     timeout_seconds: float = Field(60.0, gt=0, le=3600)
+    env: tuple[tuple[str, str], ...] = ()
 
 
 class WorkspaceRepo(BaseModel):
@@ -99,6 +102,9 @@ class Workspace(BaseModel):
             before ``before_each``).
         before_each: Runs in the case's workspace before its candidate is called.
         after_each: Runs once the case is graded; a failure is logged, not the case's.
+        extensions: AgentV's lifecycle extensions, ``(point, hook)`` with point
+            ``before_all``, ``before_each`` or ``after_each``: each runs after that
+            point's own hook, in order.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -107,11 +113,19 @@ class Workspace(BaseModel):
     before_all: WorkspaceHook | None = None
     before_each: WorkspaceHook | None = None
     after_each: WorkspaceHook | None = None
+    extensions: tuple[tuple[str, WorkspaceHook], ...] = ()
 
     def hooks(self) -> tuple[WorkspaceHook, ...]:
         """Every hook the workspace runs."""
         found = (self.before_all, self.before_each, self.after_each)
-        return tuple(hook for hook in found if hook is not None)
+        own = tuple(hook for hook in found if hook is not None)
+        return own + tuple(hook for _, hook in self.extensions)
+
+    def at(self, point: str) -> tuple[WorkspaceHook, ...]:
+        """The hooks run at ``point`` (``before_all``...), in order."""
+        own: WorkspaceHook | None = getattr(self, point)
+        extra = tuple(hook for name, hook in self.extensions if name == point)
+        return ((own,) if own is not None else ()) + extra
 
 
 class ConversationTurn(BaseModel):

@@ -475,7 +475,6 @@ async def test_chat_prompt_file_is_rendered_per_test() -> None:
         ({"providers": [{"config": {"tools": []}}]}, "providers[0]", "inline provider"),
         ({"scenarios": []}, "scenarios", "scenarios"),
         ({"evaluateOptions": {"repeat": 2}}, "evaluateOptions", "evaluation options"),
-        ({"extensions": ["file://x.py"]}, "extensions", "run programs"),
     ],
 )
 async def test_prompts_vars_constructs_not_run_here_are_refused(

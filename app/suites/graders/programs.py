@@ -22,7 +22,7 @@ from app.evaluators.code_judge import DISABLED
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.program_asserts import runs_program
 from app.suites.documents.findings import Findings
-from app.suites.model import EvalCase, EvalSuite
+from app.suites.model import EvalCase, EvalSuite, WorkspaceHook
 from app.suites.reading import CaseOrigin
 from app.suites.workspaces.git_sources import GitSources
 from app.suites.workspaces.repos import place_repos
@@ -179,13 +179,26 @@ def place_workspace(suite: EvalSuite, policy: CodePolicy, findings: Findings) ->
         inside_root = partial(folder_inside, policy.folder)
         repos = (*where, "repos")
         update["repos"] = place_repos(workspace.repos, inside_root, policy.git, repos, findings)
+    placed = partial(_placed_hook, policy.folder, findings)
     for name in ("before_all", "before_each", "after_each"):
         hook = getattr(workspace, name)
         if hook is not None:
-            cwd = folder_inside(policy.folder, hook.cwd or ".")
-            if cwd is None:
-                findings.error(
-                    (*where, "hooks", name, "cwd"), f"cwd {hook.cwd!r} leaves the workspace root"
-                )
-            update[name] = hook.model_copy(update={"cwd": cwd})
+            update[name] = placed(hook, (*where, "hooks", name, "cwd"))
+    if workspace.extensions:
+        update["extensions"] = tuple(
+            (name, placed(hook, ("extensions",))) for name, hook in workspace.extensions
+        )
     return suite.model_copy(update={"workspace": workspace.model_copy(update=update)})
+
+
+def _placed_hook(
+    suite_folder: tuple[Path, PurePosixPath],
+    findings: Findings,
+    hook: WorkspaceHook,
+    where: tuple[str | int, ...],
+) -> WorkspaceHook:
+    """The hook with its ``cwd`` made absolute (an error when it leaves the root)."""
+    cwd = folder_inside(suite_folder, hook.cwd or ".")
+    if cwd is None:
+        findings.error(where, f"cwd {hook.cwd!r} leaves the workspace root")
+    return hook.model_copy(update={"cwd": cwd})

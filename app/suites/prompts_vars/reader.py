@@ -60,14 +60,13 @@ METADATA_KEYS = frozenset({"name", "tags", "version", "metadata"})
 SUITE_KEYS = frozenset(
     {"description", "prompts", "providers", "tests", "$schema", "target", "vars", "workspace"}
     | {"targets"}
-    | {"system_prompt", "assert", "evaluate_options"}
+    | {"system_prompt", "assert", "evaluate_options", "environment", "extensions"}
     | {*DEFAULT_TEST_KEYS, *METADATA_KEYS}
 )
 SUITE_REFUSED = {
     "scenarios": "scenarios (test matrices) are not supported yet",
     "evaluateOptions": "evaluation options (repeat, delay...) are not supported yet",
     "env": "a suite never sets or reads the service's environment",
-    "extensions": "extensions run programs, which suites may not do",
     "nunjucksFilters": "custom template filters run programs, which suites may not do",
     "derivedMetrics": "derived metrics are not supported yet",
     "assertionTemplates": "assertion templates are not supported yet",

@@ -23,6 +23,11 @@ from app.suites.documents.findings import MISSING, Findings, describe, pick, war
 from app.suites.documents.parsing import parse_yaml
 from app.suites.model import Workspace, WorkspaceHook
 from app.suites.reading import refuse
+from app.suites.workspaces.environment import (
+    environment_reference,
+    environment_workspace,
+    read_extensions,
+)
 from app.suites.workspaces.repos import read_repos
 
 HOOKS = ("before_all", "before_each", "after_each")
@@ -42,34 +47,49 @@ MAX_TIMEOUT_MS = 3_600_000
 
 
 def workspace_reference(document: Mapping[str, Any]) -> str | None:
-    """The path of a workspace file, when ``workspace`` names one."""
+    """The path of a workspace file, when ``workspace`` (or ``environment``) names one."""
     value = document.get("workspace")
-    return value.strip() if isinstance(value, str) and value.strip() else None
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return environment_reference(document) if "workspace" not in document else None
 
 
 def read_workspace(
     document: Mapping[str, Any], texts: Mapping[str, str], findings: Findings
 ) -> Workspace | None:
-    """The suite's workspace (None when it has none or it is broken: errors say why)."""
-    value = document.get("workspace", MISSING)
-    where: DocumentPath = ("workspace",)
+    """The suite's workspace (None when it has none or it is broken: errors say why).
+
+    AgentV's July ``environment`` and ``extensions`` are read here too
+    (``app/suites/workspaces/environment.py``).
+    """
+    key = "workspace" if "workspace" in document else "environment"
+    value = document.get(key, MISSING)
+    where: DocumentPath = (key,)
+    extensions = read_extensions(document.get("extensions"), ".", findings)
     if value is MISSING or value is None:
-        return None
+        return Workspace(extensions=extensions) if extensions else None
     folder = "."
     if isinstance(value, str) and value.strip():
-        reference = value.strip()
-        if reference not in texts:
+        reference = workspace_reference(document)
+        if reference is None or reference not in texts:
             return None  # reading the file recorded why
         folder = posixpath.dirname(reference) or "."
         try:
             value = parse_yaml(texts[reference])
         except DocumentError as exc:
-            findings.error(where, f"workspace file {reference!r}: {exc.detail}")
+            findings.error(where, f"{key} file {reference!r}: {exc.detail}")
+            return None
+    if key == "environment":
+        value = environment_workspace(value, where, findings)
+        if value is None:
             return None
     if not isinstance(value, dict):
         findings.error(where, f"must be a mapping or a workspace file, not {describe(value)}")
         return None
-    return _workspace(value, folder, where, findings)
+    workspace = _workspace(value, folder, where, findings)
+    if workspace is None or not extensions:
+        return workspace
+    return workspace.model_copy(update={"extensions": extensions})
 
 
 def _workspace(
