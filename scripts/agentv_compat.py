@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from app.evaluators.config import DEFAULT_EVALUATOR, EvaluatorConfig
 from app.suites.dialects import as_suite
 from app.suites.documents.document import parse_suite_text
@@ -30,6 +32,7 @@ from app.suites.documents.findings import Findings
 from app.suites.files.resolve import FileSource
 from app.suites.files.sources import load_sources
 from app.suites.loader import SuiteReport, check_suite
+from app.suites.prompts_vars.scenarios import scenario_tests
 from app.suites.workspaces.git_sources import NO_REPOSITORIES, GitSources
 
 DEFAULT_FOLDERS = sorted(Path("/work/shared/reference/agentv-2026").glob("20*"))
@@ -40,21 +43,51 @@ _SKIP = re.compile(
 
 
 def eval_files(root: Path) -> list[Path]:
-    """The eval files under ``root``: suites, JSONL datasets and agent-skills evals.json."""
+    """The eval files under ``root``: suites, JSONL datasets and agent-skills evals.json.
+
+    A YAML file counts under an ``evals/`` folder or with ``eval`` in its name, a JSONL
+    file under ``evals/``; a file named as an eval (``*.eval.yaml``, ``EVAL.yaml``,
+    ``*.agentv.yaml``) counts wherever it is, test fixtures and workspace templates
+    included. A file another eval file reads as its part (``default_test: file://...``,
+    ``scenarios: [file://...]``) is not an eval file of its own.
+    """
     found: list[Path] = []
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root).as_posix()
-        if not path.is_file() or _SKIP.search(relative):
-            continue
         name = path.name.lower()
+        named = name.endswith((".eval.yaml", ".eval.yml", ".agentv.yaml"))
+        if not path.is_file() or (_SKIP.search(relative) and not named):
+            continue
         in_evals = "/evals/" in f"/{relative}"
         if (
-            (name.endswith((".yaml", ".yml")) and (in_evals or "eval" in name))
+            named
+            or (name.endswith((".yaml", ".yml")) and (in_evals or "eval" in name))
             or (name.endswith(".jsonl") and in_evals)
             or name.endswith("evals.json")
         ):
             found.append(path)
-    return [path for path in found if path.name not in ("cases.yaml",)]
+    parts = {part for path in found for part in _parts(path)}
+    return [path for path in found if path.name not in ("cases.yaml",) and path not in parts]
+
+
+def _parts(path: Path) -> set[Path]:
+    """Files ``path`` reads as parts of itself: a ``default_test`` file, scenario files."""
+    if path.suffix not in (".yaml", ".yml"):
+        return set()
+    try:
+        document = yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError):
+        return set()
+    if not isinstance(document, dict):
+        return set()
+    references = [document.get("default_test"), document.get("defaultTest")]
+    scenarios = document.get("scenarios")
+    references += scenarios if isinstance(scenarios, list) else []
+    found: set[Path] = set()
+    for reference in references:
+        if isinstance(reference, str) and reference.startswith("file://"):
+            found.update(path.parent.glob(reference.removeprefix("file://")))
+    return {part.resolve() for part in found} | set(found)
 
 
 def _raw_count(graders: Any) -> int:
@@ -111,6 +144,7 @@ async def _raw_cases(document: dict[str, Any], source: FileSource) -> list[dict[
     for where, cases in sources.cases.items():
         if where[0] == "imports":
             raw.extend(case for _, case in cases)
+    raw.extend(case for _, case in scenario_tests(document, sources, Findings()))
     return [case for case in raw if isinstance(case, dict)]
 
 

@@ -473,7 +473,6 @@ async def test_chat_prompt_file_is_rendered_per_test() -> None:
     ("suite", "path", "text"),
     [
         ({"providers": [{"config": {"tools": []}}]}, "providers[0]", "inline provider"),
-        ({"scenarios": []}, "scenarios", "scenarios"),
         ({"evaluateOptions": {"repeat": 2}}, "evaluateOptions", "evaluation options"),
     ],
 )

@@ -67,7 +67,7 @@ def strip_file_prefix(reference: str) -> str:
 def case_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
     """Where the suite names files of cases, and the reference written there."""
     found: dict[DocumentPath, str] = {}
-    for key in ("tests", "evalcases", "eval_cases"):
+    for key in ("tests", "evalcases", "eval_cases", "scenarios"):
         listed = document.get(key)
         if isinstance(listed, str):
             found[(key,)] = listed

@@ -13,6 +13,7 @@ suite without ``prompts`` takes each test's ``input`` (or ``vars.input``) direct
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from itertools import chain
 from typing import Any
 
 from app.evaluators.config import EvaluatorConfig
@@ -41,6 +42,7 @@ from app.suites.prompts_vars.defaults import (
 )
 from app.suites.prompts_vars.embedding import embedded_by, options_embedding
 from app.suites.prompts_vars.prompts import Prompt, prompt_messages, prompts_named, read_prompts
+from app.suites.prompts_vars.scenarios import scenario_tests
 from app.suites.reading import (
     CaseOrigin,
     Renderer,
@@ -60,11 +62,10 @@ METADATA_KEYS = frozenset({"name", "tags", "version", "metadata"})
 SUITE_KEYS = frozenset(
     {"description", "prompts", "providers", "tests", "$schema", "target", "vars", "workspace"}
     | {"targets"}
-    | {"system_prompt", "assert", "evaluate_options", "environment", "extensions"}
+    | {"system_prompt", "assert", "evaluate_options", "environment", "extensions", "scenarios"}
     | {*DEFAULT_TEST_KEYS, *METADATA_KEYS}
 )
 SUITE_REFUSED = {
-    "scenarios": "scenarios (test matrices) are not supported yet",
     "evaluateOptions": "evaluation options (repeat, delay...) are not supported yet",
     "env": "a suite never sets or reads the service's environment",
     "nunjucksFilters": "custom template filters run programs, which suites may not do",
@@ -114,7 +115,9 @@ def read_prompts_vars(
     cases: list[EvalCase] = []
     origins: dict[str, CaseOrigin] = {}
     first_seen: dict[str, DocumentPath] = {}
-    for path, raw in _raw_tests(document, sources, findings):
+    for path, raw in chain(
+        _raw_tests(document, sources, findings), scenario_tests(document, sources, findings)
+    ):
         for case, origin in _read_test(raw, path, prompts, defaults, findings):
             if case.id in first_seen:
                 findings.error((*path, "id"), duplicate_id_error(case.id, first_seen[case.id]))
@@ -216,7 +219,8 @@ def _raw_tests(
 ) -> Iterator[tuple[DocumentPath, Any]]:
     tests = document.get("tests")
     if tests is None:
-        findings.error(("tests",), "is required: the list of tests (or a file of tests)")
+        if "scenarios" not in document:
+            findings.error(("tests",), "is required: the list of tests (or a file of tests)")
     elif isinstance(tests, str):
         yield from sources.cases.get(("tests",), [])
     elif isinstance(tests, list):
