@@ -58,3 +58,17 @@ def test_the_corpus_has_a_suite_per_grader_type_and_formatting_rule() -> None:
     suites = {path.parent.parent.name for path in corpus.glob("*/evals/*.yaml")}
     assert len(suites) >= 10
     assert all(re.fullmatch(r"[a-z-]+", name) for name in suites)
+
+
+def test_missing_programs_are_deliberate_only_where_bun_and_uv_are_not_shown_to_both_sides(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from scripts.conformance.agentv.__main__ import _with_tools
+    from scripts.conformance.agentv.install import TOOLS_VARIABLE
+
+    monkeypatch.delenv(TOOLS_VARIABLE, raising=False)
+    assert any(entry.reason == "program-missing" for entry in _with_tools(DELIBERATE))
+    monkeypatch.setenv(TOOLS_VARIABLE, "/somewhere/tools")
+    kept = _with_tools(DELIBERATE)
+    assert len(kept) == len(DELIBERATE) - 1
+    assert all(entry.reason != "program-missing" for entry in kept)

@@ -29,7 +29,7 @@ from scripts.conformance.agentv.compare import (
     split,
 )
 from scripts.conformance.agentv.fake import LoggingFake, serve
-from scripts.conformance.agentv.install import ROOT, ensure_agentv
+from scripts.conformance.agentv.install import ROOT, TOOLS_VARIABLE, ensure_agentv, ensure_tools
 from scripts.conformance.agentv.known import DELIBERATE
 
 OWN_ROOT = ROOT / "tests" / "conformance" / "agentv"
@@ -108,7 +108,7 @@ def report(figures: Figures, labels: list[str]) -> int:
     """
     relevant = tuple(
         entry
-        for entry in DELIBERATE
+        for entry in _with_tools(DELIBERATE)
         if any(fnmatch.fnmatchcase(label, entry.suite) for label in labels)
     )
     unexplained, idle = split(figures.differences, relevant)
@@ -161,13 +161,32 @@ def by_reason(
     return counts
 
 
-def _isolated(argv: list[str]) -> int:
-    """Re-run this command in a new network namespace with only loopback up."""
-    command = " ".join(
-        ["ip link set lo up && exec", sys.executable, "-m", "scripts.conformance.agentv",
-         "--no-isolate", *(f"'{a}'" for a in argv)]
+def _isolated(argv: list[str], tools: Path | None) -> int:
+    """Re-run this command in a new network namespace with only loopback up.
+
+    With ``tools`` (``bun`` and ``uv``), in a mount namespace of its own too, where they
+    are laid over ``/usr/local/bin``: AgentV finds them on its PATH and the service's
+    sandbox on its own (``/usr/local/bin`` is on it), and nothing outside sees them.
+    """
+    unshare = ["unshare", "-n"]
+    steps = ["ip link set lo up"]
+    if tools is not None:
+        unshare += ["-m", "--propagation", "private"]
+        overlay = f"mount -t overlay overlay -o lowerdir={tools}:/usr/local/bin /usr/local/bin"
+        # Where the overlay cannot be mounted, the programs stay missing on both sides alike.
+        steps.append(f"{{ if {overlay}; then export {TOOLS_VARIABLE}={tools.parent}; fi; }}")
+    command = " && ".join(steps) + " && exec " + " ".join(
+        [sys.executable, "-m", "scripts.conformance.agentv", "--no-isolate",
+         *(f"'{a}'" for a in argv)]
     )  # fmt: skip
-    return subprocess.run(["unshare", "-n", "sh", "-c", command], cwd=ROOT, check=False).returncode
+    return subprocess.run([*unshare, "sh", "-c", command], cwd=ROOT, check=False).returncode
+
+
+def _with_tools(entries: tuple[Deliberate, ...]) -> tuple[Deliberate, ...]:
+    """The deliberate entries that apply: none for missing programs when bun and uv run."""
+    if not os.environ.get(TOOLS_VARIABLE):
+        return entries
+    return tuple(entry for entry in entries if entry.reason != "program-missing")
 
 
 def main(argv: list[str]) -> int:
@@ -180,7 +199,7 @@ def main(argv: list[str]) -> int:
     arguments = parser.parse_args(argv)
     ensure_agentv()  # installs from npm before the network goes away
     if not arguments.no_isolate and os.geteuid() == 0 and shutil.which("unshare"):
-        return _isolated(argv)
+        return _isolated(argv, ensure_tools())
     if arguments.suites:
         root = (arguments.root or Path.cwd()).resolve()
         suites = [Suite(root, path.resolve()) for path in arguments.suites]

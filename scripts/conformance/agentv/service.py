@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from scripts.conformance.agentv.fake import LoggingFake
+from scripts.conformance.agentv.install import TOOLS_VARIABLE
 from scripts.conformance.agentv.model import CaseRun, GraderRun, SuiteRun
 from scripts.conformance.agentv.peer import TARGET_NAMES
 from testkit.server import running_service, wait_until_healthy
@@ -49,6 +50,9 @@ def running(root: Path, fake: LoggingFake) -> Iterator[httpx.Client]:
             EVAL_GIT_REMOTES="https://github.com/EntityProcess/",
         )
         env.pop("EVAL_TARGETS_FILE", None)
+        tools = os.environ.get(TOOLS_VARIABLE)
+        if tools:  # bun and uv: /usr/local/bin links to them, the sandbox must see them
+            env["EVAL_SANDBOX_RUNTIME"] = tools
         with (
             running_service(env, wait=_patient) as (url, _),
             httpx.Client(base_url=url, timeout=_TIMEOUT_SECONDS) as client,
