@@ -92,7 +92,6 @@ async def test_the_environment_setup_then_the_extension_prepare_each_case_worksp
     ("extension", "named"),
     [
         ("agentv:agent-rules", "the built-in extension 'agentv:agent-rules'"),
-        ("file://ext.ts:beforeEach", "the TypeScript extension 'ext.ts'"),
         ("file://ext.mjs:afterAll", "an 'afterAll' extension"),
     ],
 )
@@ -118,3 +117,12 @@ async def test_a_docker_environment_is_refused_by_name(
         response = await client.post("/validate", json={"suite": "evals/suite.yaml"})
     errors = {error["path"]: error["message"] for error in response.json().get("errors", [])}
     assert errors["environment.type"].startswith("environment type 'docker' is not supported")
+
+
+async def test_a_typescript_extension_runs_under_bun(
+    tmp_path: Path, make_client: ClientFactory
+) -> None:
+    write_project(tmp_path, "file://ext.ts:beforeEach")
+    async with make_client(settings(tmp_path)) as client:
+        response = await client.post("/validate", json={"suite": "evals/suite.yaml"})
+    assert response.json()["valid"], response.json()

@@ -10,9 +10,9 @@ a ``before_all`` hook). ``type: docker`` and ``env`` are refused by name, as a w
 ``file://MODULE.mjs:beforeAll`` (or ``beforeEach``, ``afterEach``): a JavaScript module's
 exported function, called with ``{workspace_path, eval_dir, eval_case_id}`` at that point of
 the case's workspace, after the ``environment`` hooks. It runs in the sandbox with ``node``
-through a driver of ours, like every hook. Refused by name: AgentV's built-in extensions
-(``agentv:...``, whose behaviour no published AgentV shows), TypeScript modules (node 20
-has no type stripping) and ``afterAll`` (cases never share a workspace here).
+through a driver of ours, like every hook (a TypeScript module under ``bun``, as AgentV runs
+it). Refused by name: AgentV's built-in extensions (``agentv:...``, whose behaviour no
+published AgentV shows) and ``afterAll`` (cases never share a workspace here).
 """
 
 from __future__ import annotations
@@ -136,16 +136,12 @@ def _extension(
     if function == "afterAll":
         refuse(findings, where, "an 'afterAll' extension", "cases never share a workspace here")
         return None
-    if module.endswith((".ts", ".mts", ".cts")):
-        refuse(
-            findings,
-            where,
-            f"the TypeScript extension {module!r}",
-            "node 20 runs JavaScript modules only (.mjs, .js)",
-        )
-        return None
+    # TypeScript runs under bun, as AgentV runs it and as user-defined grader types run here
+    # (node 20 has no type stripping); the same driver works under both.
+    typescript = module.endswith((".ts", ".mts", ".cts"))
+    runtime = ("bun", "-e") if typescript else ("node", "--input-type=module", "-e")
     hook = WorkspaceHook(
-        command=("node", "--input-type=module", "-e", EXTENSION_DRIVER, module, function),
+        command=(*runtime, EXTENSION_DRIVER, module, function),
         cwd=posixpath.normpath(folder),
         timeout_seconds=EXTENSION_TIMEOUT_SECONDS,
         env=NODE_ENV,
