@@ -53,8 +53,9 @@ class Suite:
 
 
 def own_suites() -> list[Suite]:
-    """Our corpus: every ``*.yaml`` under ``tests/conformance/agentv/*/evals/``."""
-    return [Suite(OWN_ROOT, path) for path in sorted(OWN_ROOT.glob("*/evals/*.yaml"))]
+    """Our corpus: each ``*.yaml`` and ``evals.json`` in ``tests/conformance/agentv/*/evals/``."""
+    found = [*OWN_ROOT.glob("*/evals/*.yaml"), *OWN_ROOT.glob("*/evals/evals.json")]
+    return [Suite(OWN_ROOT, path) for path in sorted(found)]
 
 
 def agentv_suites() -> list[Suite]:
