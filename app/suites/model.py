@@ -105,6 +105,8 @@ class Workspace(BaseModel):
         extensions: AgentV's lifecycle extensions, ``(point, hook)`` with point
             ``before_all``, ``before_each`` or ``after_each``: each runs after that
             point's own hook, in order.
+        declared_as: The suite's key it was read from: ``workspace``, or ``environment``
+            (AgentV's July layout, whose ``workdir`` is the template), for errors.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -114,6 +116,7 @@ class Workspace(BaseModel):
     before_each: WorkspaceHook | None = None
     after_each: WorkspaceHook | None = None
     extensions: tuple[tuple[str, WorkspaceHook], ...] = ()
+    declared_as: Literal["workspace", "environment"] = "workspace"
 
     def hooks(self) -> tuple[WorkspaceHook, ...]:
         """Every hook the workspace runs."""

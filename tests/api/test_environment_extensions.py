@@ -126,3 +126,27 @@ async def test_a_typescript_extension_runs_under_bun(
     async with make_client(settings(tmp_path)) as client:
         response = await client.post("/validate", json={"suite": "evals/suite.yaml"})
     assert response.json()["valid"], response.json()
+
+
+async def test_a_workdir_that_is_not_there_is_an_error_of_the_environment_naming_it(
+    tmp_path: Path, make_client: ClientFactory
+) -> None:
+    write_project(tmp_path)
+    suite = yaml.safe_load((tmp_path / "evals" / "suite.yaml").read_text())
+    suite["environment"]["workdir"] = "./repo"  # AgentV's samples clone it in their setup
+    (tmp_path / "evals" / "suite.yaml").write_text(yaml.safe_dump(suite))
+    async with make_client(settings(tmp_path)) as client:
+        response = await client.post("/validate", json={"suite": "evals/suite.yaml"})
+    errors = {error["path"]: error["message"] for error in response.json().get("errors", [])}
+    assert errors["environment.workdir"].startswith("workdir 'repo': no such folder"), errors
+
+
+async def test_a_suite_gives_its_workspace_once(tmp_path: Path, make_client: ClientFactory) -> None:
+    write_project(tmp_path)
+    suite = yaml.safe_load((tmp_path / "evals" / "suite.yaml").read_text())
+    suite["workspace"] = {"template": "../ws"}
+    (tmp_path / "evals" / "suite.yaml").write_text(yaml.safe_dump(suite))
+    async with make_client(settings(tmp_path)) as client:
+        response = await client.post("/validate", json={"suite": "evals/suite.yaml"})
+    errors = {error["path"]: error["message"] for error in response.json().get("errors", [])}
+    assert "give the workspace once" in errors["environment"], errors

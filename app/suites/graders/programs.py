@@ -21,8 +21,9 @@ from pathlib import Path, PurePosixPath
 from app.evaluators.code_judge import DISABLED
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.program_asserts import runs_program
+from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings
-from app.suites.model import EvalCase, EvalSuite, WorkspaceHook
+from app.suites.model import EvalCase, EvalSuite, Workspace, WorkspaceHook
 from app.suites.reading import CaseOrigin
 from app.suites.workspaces.git_sources import GitSources
 from app.suites.workspaces.repos import place_repos
@@ -160,7 +161,7 @@ def place_workspace(suite: EvalSuite, policy: CodePolicy, findings: Findings) ->
     workspace = suite.workspace
     if workspace is None:
         return suite
-    where: tuple[str | int, ...] = ("workspace",)
+    where: tuple[str | int, ...] = (workspace.declared_as,)
     if policy.folder is None:
         findings.error(where, f"a workspace cannot be set up: {WORKSPACE_INLINE}")
         return suite
@@ -170,10 +171,7 @@ def place_workspace(suite: EvalSuite, policy: CodePolicy, findings: Findings) ->
     if workspace.template is not None:
         template = folder_inside(policy.folder, workspace.template)
         if template is None or not Path(template).is_dir():
-            findings.error(
-                (*where, "template"),
-                f"template {workspace.template!r}: no such folder inside the workspace root",
-            )
+            findings.error(*_no_template(workspace, where))
         update["template"] = template
     if workspace.repos:
         inside_root = partial(folder_inside, policy.folder)
@@ -202,3 +200,17 @@ def _placed_hook(
     if cwd is None:
         findings.error(where, f"cwd {hook.cwd!r} leaves the workspace root")
     return hook.model_copy(update={"cwd": cwd})
+
+
+def _no_template(workspace: Workspace, where: DocumentPath) -> tuple[DocumentPath, str]:
+    """Where and why the workspace's template (an environment's ``workdir``) is not there."""
+    if workspace.declared_as == "environment":
+        return (*where, "workdir"), (
+            f"workdir {workspace.template!r}: no such folder inside the workspace root (a "
+            "workdir is a folder of the suite, copied for each case; one its setup would "
+            "create, by cloning a repository say, cannot be: set-up programs run in the "
+            "sandbox, without network; name the repository in a workspace's repos)"
+        )
+    return (*where, "template"), (
+        f"template {workspace.template!r}: no such folder inside the workspace root"
+    )

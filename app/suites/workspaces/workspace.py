@@ -63,11 +63,13 @@ def read_workspace(
     (``app/suites/workspaces/environment.py``).
     """
     key = "workspace" if "workspace" in document else "environment"
+    if key == "workspace" and document.get("environment") is not None:
+        findings.error(("environment",), "give the workspace once: 'workspace' or 'environment'")
     value = document.get(key, MISSING)
     where: DocumentPath = (key,)
     extensions = read_extensions(document.get("extensions"), ".", findings)
     if value is MISSING or value is None:
-        return Workspace(extensions=extensions) if extensions else None
+        return Workspace(extensions=extensions, declared_as=key) if extensions else None
     folder = "."
     if isinstance(value, str) and value.strip():
         reference = workspace_reference(document)
@@ -87,9 +89,9 @@ def read_workspace(
         findings.error(where, f"must be a mapping or a workspace file, not {describe(value)}")
         return None
     workspace = _workspace(value, folder, where, findings)
-    if workspace is None or not extensions:
-        return workspace
-    return workspace.model_copy(update={"extensions": extensions})
+    if workspace is None:
+        return None
+    return workspace.model_copy(update={"extensions": extensions, "declared_as": key})
 
 
 def _workspace(
