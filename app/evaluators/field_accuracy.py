@@ -6,7 +6,8 @@ is dotted with indexes (``line_items[0].total``). ``match``: ``exact`` (deep equ
 ``relative``), ``date`` (same calendar day, ISO, ``DD-MMM-YYYY``, ``MM/DD/YYYY`` or
 ``DD/MM/YYYY`` by ``formats``). The expected data is the last expected assistant message's
 content (an object, or JSON text), else the reference answer read as JSON. A field without an
-expected value counts as matched; a missing optional field is left out. Score: the weighted
+expected value counts as matched (in the weights too, as AgentV 4.42.4 counts it); a
+missing optional field is left out. Score: the weighted
 share of matched fields (``aggregation: all_or_nothing``: 1 only when all match).
 """
 
@@ -158,13 +159,14 @@ class FieldAccuracyEvaluator:
         for field in fields:
             weight = float(field.get("weight", 1.0))
             want, got = resolve(expected, field["path"]), resolve(answer, field["path"])
-            if want is _MISSING or (got is _MISSING and not field.get("required", True)):
+            if want is not _MISSING and got is _MISSING and not field.get("required", True):
                 continue
-            held, line = (
-                (False, f"{field['path']} (missing)")
-                if got is _MISSING
-                else _compare(field, got, want)
-            )
+            if want is _MISSING:  # nothing to compare with: matched, as in AgentV (measured)
+                held, line = True, f"{field['path']} (no expected value)"
+            elif got is _MISSING:
+                held, line = False, f"{field['path']} (missing)"
+            else:
+                held, line = _compare(field, got, want)
             (hits if held else misses).append(line)
             scored.append((1.0 if held else 0.0, weight))
         if (config.model_extra or {}).get("aggregation") == "all_or_nothing":

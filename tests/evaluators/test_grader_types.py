@@ -481,3 +481,19 @@ async def test_a_judge_prompt_without_placeholders_is_the_criteria_of_the_defaul
     assert "Thanks!" in user
     _, judge = await grade({"type": "llm-grader", "prompt": "Grade {{ output }}"}, Answer("Hi"))
     assert judge.judge_requests()[0].chat_prompt[-1].content == "Grade Hi"
+
+
+async def test_a_field_without_an_expected_value_counts_as_matched_in_the_weights() -> None:
+    # AgentV 4.42.4 (measured on its document-extraction example): 12 of 13 weights there.
+    grader = {
+        "type": "field-accuracy",
+        "fields": [
+            {"path": "total", "match": "exact", "weight": 2},
+            {"path": "note", "match": "exact", "weight": 1, "required": False},
+            {"path": "date", "match": "exact", "weight": 1},
+        ],
+    }
+    answer = Answer('{"total": 10, "note": "x", "date": "2026-02-02"}')
+    result, _ = await grade(grader, answer, [{"role": "assistant", "content": MATH}])
+    assert result.score == pytest.approx(3 / 4)
+    assert "note (no expected value)" in result.hits
