@@ -25,4 +25,7 @@ DELIBERATE: tuple[Deliberate, ...] = (
     Deliberate("not-run", "2026-*", "*", "is not given: send it in the request's `env`", "env"),
     Deliberate("grader", "2026-*", "*", "was not found on the sandbox's PATH", "program-missing"),
     Deliberate("question", "2026-*", "*", "[conversation]", "conversation"),
+    Deliberate("not-run", "2026-*", "*", "workspace 'docker' is not supported", "docker"),
+    # `uv run` of a grader whose project (pyproject.toml, uv.lock) is above its folder
+    Deliberate("grader", "2026-*/sdk-python/*", "*", "1.0 pass, AgentV", "sandbox-folders"),
 )

@@ -15,7 +15,13 @@ from scripts.conformance.agentv.fake import Logged, LoggingFake
 from scripts.conformance.agentv.model import CaseRun, GraderRun, SuiteRun
 
 KEY = "sk-agentv"
-TARGET_NAMES = ("default", "grader", "llm", "agent", "azure", "openai", "judge", "mock")
+TARGET_NAMES = (
+    *("default", "grader", "llm", "agent", "azure", "openai", "judge", "mock"),
+    # AgentV's examples name agent programs; here the fake LLM answers for them too
+    *("mock_agent", "local_cli", "batch_cli", "mock_extractor", "mock_csv_agent"),
+    *("mock_latency_agent", "mock_metrics_agent", "static_trace", "copilot-log"),
+    "copilot_grader",
+)
 _TIMEOUT_SECONDS = 180
 
 
