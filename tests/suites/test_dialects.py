@@ -263,7 +263,7 @@ async def test_an_expected_message_needs_content_or_tool_calls() -> None:
     ("suite", "path", "construct"),
     [
         ({"docker": {"image": "x"}}, "docker", "Docker workspace"),
-        ({"environment": {"image": "x"}}, "environment", "agent environment"),
+        ({"environment": {"image": "x"}}, "environment.type", "environment type 'docker'"),
         ({"target": {"provider": "openai"}}, "target", "an inline target definition"),
     ],
 )

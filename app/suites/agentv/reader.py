@@ -54,12 +54,11 @@ SUITE_KEYS = frozenset(
     | {"thresholds"}
     | {"repeat", "trials"}
     | {"guideline_patterns", "assertions", "assert", "input", "input_files", "vars", "imports"}
-    | {"workspace", "budget_usd", "system_prompt", "preprocessors"}
+    | {"workspace", "budget_usd", "system_prompt", "preprocessors", "environment", "extensions"}
     | {*CASE_LIST_KEYS, *METADATA_KEYS}
     | TOOL_USE_KEYS
 )
 SUITE_REFUSED = {
-    "environment": "it needs an agent environment, which this service does not set up",
     "docker": "it needs a Docker workspace, which this service does not set up",
     "experiment": "experiment settings are not supported yet",
     "prompts": "it belongs to the prompts/providers/vars layout, not read with an evalcases list",

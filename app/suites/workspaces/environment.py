@@ -1,12 +1,12 @@
 """AgentV's July-2026 ``environment`` and ``extensions``, read as a suite's workspace.
 
 AgentV 4.42.4 knows neither key (its validator calls them unknown fields), so their reading
-comes from AgentV's July files and their READMEs: ``environment`` (a mapping, or
-``file://`` a YAML file holding one) with ``type: host`` (the default), ``workdir`` (the
-folder the agent works in: here each case gets a fresh copy of it, as of a workspace
-``template``) and ``setup`` (``command``, ``cwd``, ``timeout_ms``: run before each case, as
-a ``before_all`` hook). ``type: docker`` and ``env`` are refused by name, as a workspace's
-``docker`` and ``env`` are. ``extensions`` lists lifecycle functions,
+comes from AgentV's July files and their READMEs: ``environment`` (a mapping, or ``file://``
+a YAML file holding one) with ``type: host`` (the default), ``workdir`` (the folder the
+agent works in: here each case gets a fresh copy of it, as of a workspace ``template``) and
+``setup`` (``command``, ``cwd``, ``timeout_ms``: run before each case, as a ``before_all``
+hook). ``type: docker`` (or an ``image`` without a type) and ``env`` are refused by name, as
+a workspace's ``docker`` and ``env`` are. ``extensions`` lists lifecycle functions,
 ``file://MODULE.mjs:beforeAll`` (or ``beforeEach``, ``afterEach``): a JavaScript module's
 exported function, called with ``{workspace_path, eval_dir, eval_case_id}`` at that point of
 the case's workspace, after the ``environment`` hooks. It runs in the sandbox with ``node``
@@ -27,7 +27,7 @@ from app.suites.model import WorkspaceHook
 from app.suites.reading import refuse
 
 FILE_PREFIX = "file://"
-ENVIRONMENT_KEYS = frozenset({"type", "workdir", "setup", "env", "image", "resources"})
+ENVIRONMENT_KEYS = frozenset({"type", "workdir", "setup", "env"})
 ENVIRONMENT_REFUSED = {
     "env": "environment variables are not supported: give them to the target's env",
 }
@@ -68,8 +68,7 @@ def environment_workspace(
     if not isinstance(value, dict):
         findings.error(where, f"must be a mapping or a file://, not {describe(value)}")
         return None
-    warn_unknown_keys(value, ENVIRONMENT_KEYS, where, findings)
-    kind = value.get("type", "host")
+    kind = value.get("type", "docker" if "image" in value else "host")
     if kind != "host":
         refuse(
             findings,
@@ -78,6 +77,7 @@ def environment_workspace(
             "this service starts no containers: a host environment (a workdir) is read",
         )
         return None
+    warn_unknown_keys(value, ENVIRONMENT_KEYS, where, findings)
     for key, why in ENVIRONMENT_REFUSED.items():
         if key in value:
             refuse(findings, (*where, key), f"environment '{key}'", why)
