@@ -123,6 +123,7 @@ async def test_a_typescript_extension_runs_under_bun(
     tmp_path: Path, make_client: ClientFactory
 ) -> None:
     write_project(tmp_path, "file://ext.ts:beforeEach")
+    (tmp_path / "evals" / "ext.ts").write_text(EXTENSION)
     async with make_client(settings(tmp_path)) as client:
         response = await client.post("/validate", json={"suite": "evals/suite.yaml"})
     assert response.json()["valid"], response.json()
@@ -150,3 +151,13 @@ async def test_a_suite_gives_its_workspace_once(tmp_path: Path, make_client: Cli
         response = await client.post("/validate", json={"suite": "evals/suite.yaml"})
     errors = {error["path"]: error["message"] for error in response.json().get("errors", [])}
     assert "give the workspace once" in errors["environment"], errors
+
+
+async def test_an_extension_module_that_is_not_there_is_an_error_at_validation(
+    tmp_path: Path, make_client: ClientFactory
+) -> None:
+    write_project(tmp_path, "file://../scripts/missing.mjs:beforeAll")
+    async with make_client(settings(tmp_path)) as client:
+        response = await client.post("/validate", json={"suite": "evals/suite.yaml"})
+    errors = {error["path"]: error["message"] for error in response.json().get("errors", [])}
+    assert errors["extensions[0]"] == "its module '../scripts/missing.mjs' does not exist"

@@ -183,9 +183,7 @@ def place_workspace(suite: EvalSuite, policy: CodePolicy, findings: Findings) ->
         if hook is not None:
             update[name] = placed(hook, (*where, "hooks", name, "cwd"))
     if workspace.extensions:
-        update["extensions"] = tuple(
-            (name, placed(hook, ("extensions",))) for name, hook in workspace.extensions
-        )
+        update["extensions"] = _placed_extensions(workspace, policy.folder, findings)
     return suite.model_copy(update={"workspace": workspace.model_copy(update=update)})
 
 
@@ -214,3 +212,17 @@ def _no_template(workspace: Workspace, where: DocumentPath) -> tuple[DocumentPat
     return (*where, "template"), (
         f"template {workspace.template!r}: no such folder inside the workspace root"
     )
+
+
+def _placed_extensions(
+    workspace: Workspace, suite_folder: tuple[Path, PurePosixPath], findings: Findings
+) -> tuple[tuple[str, WorkspaceHook], ...]:
+    """AgentV's extensions placed as hooks are; a module that is not there is an error."""
+    extensions: list[tuple[str, WorkspaceHook]] = []
+    for index, (name, hook) in enumerate(workspace.extensions):
+        extension = _placed_hook(suite_folder, findings, hook, ("extensions", index))
+        missing = _missing_script(hook.command, Path(extension.cwd)) if extension.cwd else None
+        if missing is not None:  # found here, as a missing prompt program is
+            findings.error(("extensions", index), f"its module {missing!r} does not exist")
+        extensions.append((name, extension))
+    return tuple(extensions)
