@@ -183,14 +183,12 @@ async def _dropped(root: Path, relative: str, report: SuiteReport) -> int:
     source = FileSource(
         roots=[root], max_file_bytes=5_000_000, max_request_file_bytes=50_000_000
     ).for_suite(suite_file)
-    prompts = document.get("prompts")
-    copies = len(prompts) if isinstance(prompts, list) and prompts else 1
     declared = sum(_declared(case, document) for case in await _raw_cases(document, source))
     kept = sum(
         _model_count(tuple(g for g in case.all_graders() if g != DEFAULT_EVALUATOR))
         for case in report.suite.cases
     )
-    return declared * copies - kept
+    return declared - kept  # several prompts are arms of one case, not copies of it
 
 
 def construct(message: str) -> str:

@@ -113,13 +113,17 @@ def build_run_plan(
 
     Judge targets named by evaluators (``target``) are checked here too, before any call.
     ``targets_list`` (the request's, else the suite's ``targets`` unless ``target`` is
-    given) with two targets or more makes a run of one arm per target, each planned as a
-    run on that target alone.
+    given) with two targets or more, or a suite with several prompts, makes a run of one arm
+    per (target, prompt), each planned as a run on that target alone.
     """
     # A target the request names runs the suite on it alone, whatever the suite lists.
-    arms = arm_targets(list(targets_list or (() if target else suite.targets)))
+    names = list(targets_list or (() if target else suite.targets))
+    if len(set(names)) < 2:  # one target: the prompts alone may make arms
+        only = target or next(iter(names), None) or suite.target or DEFAULT_TARGET
+        names = [targets.get(only).name]
+    arms = arm_targets(names, suite.prompts, suite.target_prompts)
     if arms:
-        one_target = suite.model_copy(update={"targets": ()})
+        one_target = suite.model_copy(update={"targets": (), "prompts": ()})
         plans = [
             replace(
                 build_run_plan(

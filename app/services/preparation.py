@@ -85,11 +85,11 @@ async def prepare_run(
         count, described = count * arms, f"{described} x {arms} arms = {count * arms} evaluations"
     if count > max_cases:  # trials and arms multiply: every evaluation counts toward the cap
         raise too_many(count, described)
-    formatted: dict[FormatOptions, tuple[FormattedCase, ...]] = {}
-    for arm_plan in plan.arm_plans or (plan,):  # arms on like targets share their prompts
-        options = format_options(arm_plan)
-        if options not in formatted:
-            formatted[options] = await anyio.to_thread.run_sync(format_cases, report, options)
+    formatted: dict[tuple[FormatOptions, str | None], tuple[FormattedCase, ...]] = {}
+    for arm_plan in (plan, *plan.arm_plans):  # arms on like targets share their prompts
+        key = (format_options(arm_plan), arm_plan.arm.prompt if arm_plan.arm else None)
+        if key not in formatted:
+            formatted[key] = await anyio.to_thread.run_sync(format_cases, report, *key)
     run = PreparedRun(
         plan=plan,
         context=CaseContext(
@@ -98,12 +98,13 @@ async def prepare_run(
             files=report.files,
         ),
         files=report.files,
-        cases=formatted[format_options(plan)],
+        cases=formatted[format_options(plan), None],
         warnings=tuple(dict.fromkeys(report.warnings)),
     )
     arm_cases = {
         index: with_tools(
-            formatted[format_options(arm_plan)], report.suite.target_tools.get(arm_plan.target)
+            formatted[format_options(arm_plan), arm_plan.arm.prompt if arm_plan.arm else None],
+            report.suite.target_tools.get(arm_plan.target),
         )
         for index, arm_plan in enumerate(plan.arm_plans)
     }

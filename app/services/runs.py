@@ -64,10 +64,13 @@ def stored_cases(run: PreparedRun) -> Iterator[NewCase]:
         for case in run.cases:
             yield NewCase(eval_id=case.case.id, definition=case_definition(case))
         return
-    for position, case in enumerate(run.cases):
-        for index, arm_run in enumerate(run.arm_runs):
-            formatted = arm_run.cases[position]
-            yield NewCase(eval_id=case.case.id, definition=case_definition(formatted), arm=index)
+    arm_cases = [{c.case.id: c for c in arm_run.cases} for arm_run in run.arm_runs]
+    for case in run.cases:
+        for index, cases in enumerate(arm_cases):
+            if (formatted := cases.get(case.case.id)) is not None:  # a test may skip a prompt
+                yield NewCase(
+                    eval_id=case.case.id, definition=case_definition(formatted), arm=index
+                )
 
 
 class RunService:

@@ -193,17 +193,22 @@ def _check_case_ids(
             )
 
 
-def format_cases(report: SuiteReport, options: FormatOptions) -> tuple[FormattedCase, ...]:
+def format_cases(
+    report: SuiteReport, options: FormatOptions, prompt: str | None = None
+) -> tuple[FormattedCase, ...]:
     """Format every case of a valid report once; warnings go into the report.
+
+    With ``prompt`` (an arm's prompt), the cases that use it, each with that prompt's input.
 
     Raises:
         InvalidRequest: The report has errors (``suite_error`` lists them).
     """
     if report.suite is None or report.errors:
         raise suite_error(report.errors)
-    report.cases = tuple(
-        _format_case(case, report.files, options, report) for case in report.suite.cases
-    )
+    cases = report.suite.cases
+    if prompt is not None:
+        cases = tuple(c for case in cases if (c := case.for_prompt(prompt)) is not None)
+    report.cases = tuple(_format_case(case, report.files, options, report) for case in cases)
     return report.cases
 
 

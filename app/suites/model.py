@@ -203,6 +203,20 @@ class EvalCase(BaseModel):
     )
     graded: bool = True
     missing_files: tuple[str, ...] = ()
+    prompt_inputs: tuple[tuple[str, tuple[Message, ...]], ...] = Field(
+        (),
+        description=(
+            "The input of each prompt the case runs with, by prompt id, when its suite has "
+            "several (each prompt an arm); ``input_messages`` is the first one's."
+        ),
+    )
+
+    def for_prompt(self, prompt: str) -> EvalCase | None:
+        """The case as the arm of ``prompt`` runs it (None: the test does not use it)."""
+        for prompt_id, messages in self.prompt_inputs:
+            if prompt_id == prompt:
+                return self.model_copy(update={"input_messages": messages, "prompt_inputs": ()})
+        return None
 
     def opening_messages(self) -> tuple[Message, ...]:
         """What the candidate is first given: the input, then a conversation's first turn."""
@@ -249,6 +263,13 @@ class EvalSuite(BaseModel):
     target: str | None = None
     targets: tuple[str, ...] = Field(
         (), description="The suite's own list of targets: a run of one arm per target."
+    )
+    prompts: tuple[str, ...] = Field(
+        (), description="The ids of the suite's prompts when it has several: one arm each."
+    )
+    target_prompts: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description="The prompts one target of ``targets`` runs (a provider's ``prompts``).",
     )
     target_tools: dict[str, ToolUse] = Field(
         default_factory=dict,

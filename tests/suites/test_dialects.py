@@ -432,7 +432,7 @@ async def test_input_placeholder_with_a_message_list_stands_for_the_messages() -
     assert text.input_messages == (Message(role="user", content="Hello"),)
 
 
-async def test_several_prompts_make_one_case_per_prompt() -> None:
+async def test_several_prompts_make_one_case_with_an_input_per_prompt_arm() -> None:
     report = await check(
         {
             "prompts": [{"id": "short", "raw": "{{ q }}"}, "Please answer: {{ q }}"],
@@ -441,10 +441,13 @@ async def test_several_prompts_make_one_case_per_prompt() -> None:
     )
     assert report.valid, report.errors
     assert report.suite is not None
-    assert [(case.id, case.input_messages[0].content) for case in report.suite.cases] == [
-        ("t/short", "2+2?"),
-        ("t/prompt-2", "Please answer: 2+2?"),
+    [case] = report.suite.cases
+    assert report.suite.prompts == ("short", "prompt-2")
+    assert [(prompt, messages[0].content) for prompt, messages in case.prompt_inputs] == [
+        ("short", "2+2?"),
+        ("prompt-2", "Please answer: 2+2?"),
     ]
+    assert case.input_messages == case.prompt_inputs[0][1]
 
 
 async def test_chat_prompt_file_is_rendered_per_test() -> None:

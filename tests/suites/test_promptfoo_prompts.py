@@ -22,8 +22,9 @@ async def test_each_part_of_a_split_prompt_file_is_a_prompt_of_every_test() -> N
         files={"p.txt": "First {{ q }}\n---\nSecond {{ q }}\n"},
     )
     assert report.suite is not None, report.errors
-    inputs = {case.id: case.input_messages[-1].content for case in report.suite.cases}
-    assert inputs == {"test-1/prompt-1.1": "First Hi", "test-1/prompt-1.2": "Second Hi"}
+    [case] = report.suite.cases
+    inputs = {prompt: messages[-1].content for prompt, messages in case.prompt_inputs}
+    assert inputs == {"prompt-1.1": "First Hi", "prompt-1.2": "Second Hi"}
 
 
 def test_load_and_dump_are_json_parse_and_stringify() -> None:
@@ -50,7 +51,8 @@ async def test_a_tests_prompts_choose_its_prompts_by_id_or_label() -> None:
     ]
     report = await check({"prompts": prompts, "tests": tests})
     assert report.suite is not None, report.errors
-    assert [case.id for case in report.suite.cases] == ["one", "two/a", "two/b", "all/a", "all/b"]
+    arms = {case.id: [prompt for prompt, _ in case.prompt_inputs] for case in report.suite.cases}
+    assert arms == {"one": ["a"], "two": ["a", "b"], "all": ["a", "b"]}
     unknown = await check({"prompts": prompts, "tests": [{**tests[0], "prompts": ["Gamma"]}]})
     assert "'Gamma' names no prompt of the suite (Alpha, a, b)" in str(unknown.errors)
 
@@ -60,7 +62,8 @@ async def test_a_prompt_glob_is_one_prompt_per_file_it_matches() -> None:
     tests = [{"vars": {"q": "x"}, "assert": ["y"]}]
     report = await check({"prompts": ["file://prompt*.txt"], "tests": tests}, files=files)
     assert report.suite is not None, report.errors
-    inputs = {case.id: case.input_messages[-1].content for case in report.suite.cases}
-    assert inputs == {"test-1/prompt1.txt": "One x", "test-1/prompt2.txt": "Two x"}
+    [case] = report.suite.cases
+    inputs = {prompt: messages[-1].content for prompt, messages in case.prompt_inputs}
+    assert inputs == {"prompt1.txt": "One x", "prompt2.txt": "Two x"}
     none = await check({"prompts": ["file://nothing*.txt"], "tests": tests}, files=files)
     assert "file 'nothing*.txt': no file matches" in str(none.errors)

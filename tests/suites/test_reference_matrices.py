@@ -53,6 +53,16 @@ def provider_names(config: Path) -> list[str]:
     return [p if isinstance(p, str) else str(p.get("label") or p["id"]) for p in providers]
 
 
+def provider_prompts(config: Path) -> dict[str, list[str]]:
+    """The prompts of each provider that names its own (``prompts:``), by target."""
+    providers = yaml.safe_load(config.read_text())["providers"]
+    return {
+        str(p.get("label") or p["id"]): p["prompts"]
+        for p in providers
+        if isinstance(p, dict) and "prompts" in p
+    }
+
+
 def settings_for(tmp_path: Path, fake: FakeLLM, names: list[str]) -> Settings:
     targets = [
         OpenAITarget(name=name, provider="openai", base_url=f"{fake.url}/v1", model=f"m{index}")
@@ -80,7 +90,13 @@ async def test_a_promptfoo_matrix_config_runs_every_test_on_every_provider(
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()
     arms = body["summary"]["arms"]
-    assert [arm["arm"]["target"] for arm in arms] == list(dict.fromkeys(names))
+    targets = [arm["arm"]["target"] for arm in arms]
+    assert list(dict.fromkeys(targets)) == list(dict.fromkeys(names))
+    own = provider_prompts(EXAMPLES / config)
+    prompts = {t: [a["arm"]["prompt"] for a in arms if a["arm"]["target"] == t] for t in names}
+    assert {t: prompts[t] for t in own} == own  # a provider's prompts: its arms
+    every = [each for t, each in prompts.items() if t not in own]
+    assert all(each == every[0] for each in every)  # the others: every prompt
     cases = {record["eval_id"] for record in body["results"]}
     assert [arm["summary"]["total"] for arm in arms] == [len(cases)] * len(arms)
     models = {request.json["model"] for request in fake_llm.requests}

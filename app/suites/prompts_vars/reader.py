@@ -2,12 +2,13 @@
 
 ``prompts`` are templates rendered with each test's ``vars`` (``defaultTest`` or
 ``default_test`` vars first, the test's over them); ``"{{ input }}"`` with ``vars.input`` a
-list of messages stands for those messages. Each test runs once per prompt (case ids
-``<test>/<prompt>`` when there are several). ``providers`` names the target (several: a run of one
-arm per provider). ``tests[].assert`` and the ``defaultTest`` graders
-grade the case; ``threshold`` is its pass mark; ``metadata`` is kept. AgentV's own keys
-work too: ``vars.expected_output`` (or ``expected_output``) is the expected answer, and a
-suite without ``prompts`` takes each test's ``input`` (or ``vars.input``) directly.
+list of messages stands for those messages. Several prompts are arms: each test runs once
+per prompt (one case, its input per prompt), and several providers make an arm each (a
+provider's ``prompts`` names the prompts it runs). ``tests[].assert`` and the
+``defaultTest`` graders grade the case; ``threshold`` is its pass mark; ``metadata`` is
+kept. AgentV's own keys work too: ``vars.expected_output`` (or ``expected_output``) is the
+expected answer, and a suite without ``prompts`` takes each test's ``input`` (or
+``vars.input``) directly.
 """
 
 from __future__ import annotations
@@ -110,7 +111,9 @@ def read_prompts_vars(
     prompts = read_prompts(document.get("prompts"), sources, findings)
     defaults = default_test(document, sources, findings)
     defaults.texts = sources.texts
-    targets, defaults.tool_use, target_tools = _target(document, findings, sources.texts)
+    targets, defaults.tool_use, target_tools, target_prompts = _target(
+        document, findings, sources.texts, prompts
+    )
     defaults.suite_graders = document.get("assert")
     cases: list[EvalCase] = []
     origins: dict[str, CaseOrigin] = {}
@@ -135,6 +138,8 @@ def read_prompts_vars(
         target=targets[0] if len(targets) == 1 else None,
         targets=targets if len(targets) > 1 else (),
         target_tools=target_tools,
+        prompts=tuple(prompt.id for prompt in prompts) if len(prompts) > 1 else (),
+        target_prompts=target_prompts,
         cases=tuple(cases),
         metadata=metadata_of(document, METADATA_KEYS),
         workspace=read_workspace(document, sources.texts, findings),
@@ -146,30 +151,33 @@ def read_prompts_vars(
 
 
 def _target(
-    document: Mapping[str, Any], findings: Findings, texts: Mapping[str, str]
-) -> tuple[tuple[str, ...], ToolUse | None, dict[str, ToolUse]]:
-    """The providers named (targets), the tools of one alone, and those of each of several.
+    document: Mapping[str, Any], findings: Findings, texts: Mapping[str, str], prompts: list[Prompt]
+) -> tuple[tuple[str, ...], ToolUse | None, dict[str, ToolUse], dict[str, tuple[str, ...]]]:
+    """The providers named (targets), their tools (of one alone; of each of several), prompts.
 
-    Each of several providers has its own arm, with the tools of its config.
-
-    Several providers make a run of one arm per provider (the target x prompt matrix).
+    Several providers make a run of one arm per provider (the target x prompt matrix), each
+    with the tools of its config; a provider's ``prompts`` narrows its arms to those prompts.
     """
     if "targets" in document:  # AgentV's list in this layout
         if "providers" in document:
             findings.error(("targets",), "name the targets once: 'providers' or 'targets'")
-        return read_target_list(document, findings), None, {}
+        return read_target_list(document, findings), None, {}, {}
     providers = document.get("providers", document.get("target"))
     if providers is None:
-        return (), None, {}
+        return (), None, {}, {}
     listed = providers if isinstance(providers, list) else [providers]
     names: list[str] = []
     tools: list[ToolUse | None] = []
+    target_prompts: dict[str, tuple[str, ...]] = {}
     for index, provider in enumerate(listed):
         where: DocumentPath = (
             ("providers", index) if isinstance(providers, list) else ("providers",)
         )
         if isinstance(provider, dict):
             name, tool_use = _provider_entry(provider, where, findings, texts)
+            if name is not None and "prompts" in provider:
+                chosen = prompts_named(provider["prompts"], prompts, (*where, "prompts"), findings)
+                target_prompts[name] = tuple(prompt.id for prompt in chosen)
         elif isinstance(provider, str) and provider.strip():
             name, tool_use = provider.strip(), None
         else:
@@ -186,6 +194,7 @@ def _target(
             if len(names) > 1
             else {}
         ),
+        target_prompts,
     )
 
 
@@ -203,7 +212,7 @@ def _provider_entry(
     if not isinstance(name, str) or not name.strip():
         findings.error(where, "an inline provider needs an 'id' or 'label' naming a target")
         return None, None
-    for key in sorted(set(provider) - {"id", "label", "config"}):
+    for key in sorted(set(provider) - {"id", "label", "config", "prompts"}):
         findings.warn((*where, key), "not read: the target's own settings apply")
     config = provider.get("config") or {}
     if not isinstance(config, dict):
@@ -288,14 +297,15 @@ def _read_test(
     if len(findings.errors) > before or test_id is None:
         return
     metadata = {**defaults.metadata, **own_metadata}
-    for prompt_id, messages in inputs:
+    if inputs:
         yield (
             EvalCase(
-                id=test_id if len(inputs) == 1 else f"{test_id}/{prompt_id}",
+                id=test_id,
                 conversation_id=conversation_id,
                 expected_outcome=outcome,
                 note=note,
-                input_messages=messages,
+                input_messages=inputs[0][1],
+                prompt_inputs=tuple(inputs) if len(prompts) > 1 else (),
                 expected_messages=expected,
                 reference_answer=reference_answer(expected, {}),
                 evaluators=graders or (),
