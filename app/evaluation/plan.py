@@ -10,6 +10,7 @@ from app.evaluation.arms import RunArm, arm_targets
 from app.evaluation.context import RunnableTarget, TargetLookup
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.embedding_similarity import embedding_problems
+from app.evaluators.select_best import SELECT_BEST
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import (
     DEFAULT_GUIDELINE_PATTERNS,
@@ -52,6 +53,8 @@ class RunPlan:
         arm: The arm this plan runs (a plan of ``arm_plans``); None for a one-target run.
         arm_plans: A run on several targets: one plan per arm, in arm order (the run's own
             fields are its first arm's, its ``max_concurrency`` the sum of the arms').
+        compares_arms: Some case has a grader that compares the arms' answers
+            (``select-best``): settled once every arm has answered.
     """
 
     target: str
@@ -71,6 +74,7 @@ class RunPlan:
     default_system_prompt: str = DEFAULT_SYSTEM_PROMPT
     arm: RunArm | None = None
     arm_plans: tuple[RunPlan, ...] = ()
+    compares_arms: bool = False
 
     @property
     def arms(self) -> tuple[RunArm, ...]:
@@ -143,7 +147,7 @@ def build_run_plan(
             )
             for arm in arms
         ]
-        return with_arms(plans[0], plans)
+        return replace(with_arms(plans[0], plans), compares_arms=compares_arms(suite))
     listed = next(iter(targets_list), None)
     candidate = targets.get(target or listed or suite.target or DEFAULT_TARGET)
     judge_name = judge_target or candidate.judge_target or candidate.name
@@ -179,6 +183,11 @@ def build_run_plan(
             if prompt is not None
         ),
     )
+
+
+def compares_arms(suite: EvalSuite) -> bool:
+    """Whether a case of the suite has a grader comparing the arms' answers (select-best)."""
+    return any(grader.type == SELECT_BEST for case in suite.cases for grader in case.all_graders())
 
 
 def mode_of(target: RunnableTarget) -> Mode:

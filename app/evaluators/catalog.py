@@ -253,7 +253,14 @@ GRADER_TYPES: tuple[GraderType, ...] = (
         "model_graded_closedqa",
         "model",
         "a judge answers a closed question (promptfoo)",
-        ("factuality", "model_graded_factuality", "g_eval", "select_best", "max_score"),
+        ("factuality", "model_graded_factuality", "g_eval", "max_score"),
+        _JUDGE,
+    ),
+    GraderType(
+        "select_best",
+        "model",
+        "a judge picks the best answer among the run's arms (promptfoo)",
+        (),
         _JUDGE,
     ),
     GraderType(

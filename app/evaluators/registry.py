@@ -45,6 +45,7 @@ from app.evaluators.run_metrics import (
     ExecutionMetricsEvaluator,
     SingleMetricEvaluator,
 )
+from app.evaluators.select_best import SelectBestEvaluator
 from app.evaluators.similarity import (
     DEFAULT_PASS_MARKS,
     SCORERS,
@@ -251,6 +252,7 @@ def build_registry() -> EvaluatorRegistry:
     for name, check in (("is_json", check_is_json), ("contains_json", check_contains_json)):
         registry.register(name, DeterministicEvaluator(check, heavy=True), ("schema", "negate"))
     registry.register("field_accuracy", FieldAccuracyEvaluator(), ("fields", "aggregation"))
+    registry.register("select_best", SelectBestEvaluator(), ("value", "target"))
     scripts = ProgramAssertEvaluator(JavascriptEvaluator())
     for name in ("javascript", "python"):
         registry.register(

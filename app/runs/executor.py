@@ -23,6 +23,7 @@ from app.evaluation.known_answers import known_answer
 from app.evaluation.orchestrator import not_run
 from app.evaluation.prepared import PreparedRun
 from app.evaluation.records import ResultRecord
+from app.evaluation.select_best import pending, settle_test
 from app.observability.logging import bind_log_context
 from app.runs.models import StoredCase
 from app.runs.spec import stored_case
@@ -204,8 +205,33 @@ class InProcessExecutor:
                 for _ in range(workers):
                     group.create_task(self._work(run_id, queue))
             await self._store.wait_for_writes()
+            if not await self._store.cancel_requested(run_id):
+                await self.settle_comparisons(run_id)
         finally:
             self._prepared.pop(run_id, None)
+
+    async def settle_comparisons(self, run_id: str) -> None:
+        """Settle the run's select-best graders once every (case, arm) has its record.
+
+        Idempotent: a record settled before (a run killed while settling, then resumed) is
+        left as it is, so each test's comparison is asked for once it is unsettled.
+        """
+        prepared = await self._prepared_run(run_id)
+        if not prepared.plan.compares_arms:
+            return
+        by_test: dict[str, list[tuple[int, ResultRecord]]] = {}
+        async for seq, text in self._store.iter_numbered_results(run_id):
+            record = ResultRecord.model_validate_json(text)
+            by_test.setdefault(record.eval_id, []).append((seq, record))
+        for group in by_test.values():
+            if not any(pending(record) for _, record in group):
+                continue
+            stored = await self._store.load_case(run_id, group[0][0])
+            case = stored_case(stored.definition, prepared).case
+            settled = await settle_test(prepared, [record for _, record in group], case)
+            for (seq, before), after in zip(group, settled, strict=True):
+                if after is not before:
+                    await self._store.replace_result(run_id, seq, after)
 
     async def _pending(self, run_id: str) -> AsyncGenerator[StoredCase, None]:
         """The run's pending cases, in order, until a cancel is requested.

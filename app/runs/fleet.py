@@ -110,6 +110,8 @@ class FleetRuns:
     async def finish(self, run_id: str, status: str, *, error: str | None = None) -> None:
         """Give the run its final status and summary (once, whoever asks first)."""
         await self._store.wait_for_writes()
+        if status == "completed":
+            await self._executor.settle_comparisons(run_id)
         summary = summary_document(await self._store.result_facts(run_id))
         await self._store.finish_run(run_id, status, summary, error=error)
         self._executor.forget(run_id)

@@ -150,6 +150,18 @@ class RecordsStore(StoreBase):
                 raise RunNotFound(f"run {run_id!r} has no case number {seq}")
             return _stored_case(row)
 
+    async def replace_result(self, run_id: str, seq: int, record: ResultRecord) -> None:
+        """Store a stored case's record graded again (a select-best grader settled)."""
+        values = _result_values(run_id, seq, record)
+        for key in ("run_id", "case_seq", "created_at"):
+            del values[key]
+        async with self._writing() as session:
+            await session.execute(
+                update(RESULTS)
+                .where(RESULTS.c.run_id == run_id, RESULTS.c.case_seq == seq)
+                .values(**values)
+            )
+
     async def record_result(self, run_id: str, seq: int, record: ResultRecord) -> bool:
         """Store a finished case's record with its events; False if it was already stored.
 

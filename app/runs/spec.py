@@ -39,6 +39,8 @@ class PlanSpec(BaseModel):
     case_timeout_seconds: float | None = None
     candidate_options: ModelOptions | None = None
     arms: tuple[ArmSpec, ...] | None = None
+    compares_arms: bool | None = None
+    """True when a grader compares the arms' answers (select-best); unset otherwise."""
 
 
 class ArmSpec(BaseModel):
@@ -104,6 +106,7 @@ def build_run_spec(run: PreparedRun) -> RunSpec:
                 for arm in plan.arm_plans
             )
             or None,
+            compares_arms=plan.compares_arms or None,
         ),
     )
 
@@ -156,19 +159,22 @@ def prepare_stored_run(
     suite = suite_of(spec)
     plan = _stored_plan(stored, suite, providers)
     if stored.arms:
-        plan = with_arms(
-            plan,
-            [
-                replace(
-                    _stored_plan(
-                        stored.model_copy(update=arm.model_dump(exclude={"prompt"})),
-                        suite,
-                        providers,
-                    ),
-                    arm=RunArm(index=index, target=arm.target, prompt=arm.prompt),
-                )
-                for index, arm in enumerate(stored.arms)
-            ],
+        plan = replace(
+            with_arms(
+                plan,
+                [
+                    replace(
+                        _stored_plan(
+                            stored.model_copy(update=arm.model_dump(exclude={"prompt"})),
+                            suite,
+                            providers,
+                        ),
+                        arm=RunArm(index=index, target=arm.target, prompt=arm.prompt),
+                    )
+                    for index, arm in enumerate(stored.arms)
+                ],
+            ),
+            compares_arms=bool(stored.compares_arms),
         )
     context = CaseContext(
         providers=providers,

@@ -17,6 +17,7 @@ from app.errors import FieldError, InvalidRequest, PayloadTooLarge
 from app.evaluation.context import RunnableTarget, TargetLookup
 from app.evaluation.prepared import PreparedRun
 from app.evaluation.records import ResultRecord
+from app.evaluation.select_best import pending, settle_test
 from app.evaluation.summary import SummaryBuilder
 from app.providers.inline import inline_target
 from app.providers.registry import ProviderRegistry, TargetRuntime
@@ -127,12 +128,32 @@ async def collect_results(evaluation: Evaluation) -> EvaluateResponse:
 
     try:
         await evaluation.run.run(keep)
+        if evaluation.run.plan.compares_arms:
+            summary = SummaryBuilder()
+            for record in await settled(evaluation.run, list(records.values())):
+                records[record.eval_id, record.arm.index if record.arm else None] = record
+                summary.add(record)
     finally:
         await evaluation.release()
     arms: list[int | None] = [arm.index for arm in evaluation.run.plan.arms] or [None]
     keys = [(c.case.id, arm) for c in evaluation.run.cases for arm in arms]
     ordered = [records[key] for key in keys if key in records]
     return EvaluateResponse(summary=summary.summary(), results=ordered)
+
+
+async def settled(run: PreparedRun, records: list[ResultRecord]) -> list[ResultRecord]:
+    """Every record, those of tests with a select-best grader settled across the arms."""
+    cases = {formatted.case.id: formatted.case for formatted in run.cases}
+    by_test: dict[str, list[ResultRecord]] = {}
+    for record in records:
+        by_test.setdefault(record.eval_id, []).append(record)
+    done: list[ResultRecord] = []
+    for eval_id, group in by_test.items():
+        group.sort(key=lambda record: record.arm.index if record.arm else 0)
+        if any(pending(record) for record in group):
+            group = await settle_test(run, group, cases[eval_id])
+        done.extend(group)
+    return done
 
 
 async def stream_results(evaluation: Evaluation) -> AsyncGenerator[bytes, None]:
@@ -150,11 +171,18 @@ async def stream_results(evaluation: Evaluation) -> AsyncGenerator[bytes, None]:
             finished.put_nowait(None)
 
     producer = asyncio.create_task(produce())
+    waiting: list[ResultRecord] = []  # select-best: settled once every arm has answered
     try:
         while (record := await finished.get()) is not None:
+            if pending(record):
+                waiting.append(record)
+                continue
             summary.add(record)
             yield record.model_dump_json(by_alias=True).encode() + b"\n"
         await producer
+        for record in await settled(evaluation.run, waiting) if waiting else ():
+            summary.add(record)
+            yield record.model_dump_json(by_alias=True).encode() + b"\n"
         yield b'{"summary": ' + summary.summary().model_dump_json().encode() + b"}\n"
     finally:
         if not producer.done():

@@ -10,9 +10,9 @@ from collections.abc import Callable
 
 import anyio.to_thread
 
-from app.errors import ServiceError
+from app.errors import FieldError, InvalidRequest, ServiceError
 from app.evaluation.context import CaseContext, TargetLookup
-from app.evaluation.plan import build_run_plan, format_options
+from app.evaluation.plan import build_run_plan, compares_arms, format_options
 from app.evaluation.prepared import PreparedRun
 from app.evaluators.programs import ProgramRunner
 from app.formatting import FormatOptions
@@ -80,6 +80,17 @@ async def prepare_run(
         budget_usd=request.budget_usd,
         targets_list=request.target_names,
     )
+    if plan.compares_arms is False and compares_arms(report.suite):
+        raise InvalidRequest(
+            "select-best compares the answers of a run's arms, and this run has one: give "
+            "the suite several prompts or providers, or the request several targets",
+            errors=[
+                FieldError(
+                    path="suite",
+                    message="a select-best grader needs a run with several arms",
+                )
+            ],
+        )
     count, described = evaluations(report.suite)
     if arms := len(plan.arm_plans):
         count, described = count * arms, f"{described} x {arms} arms = {count * arms} evaluations"

@@ -602,6 +602,9 @@ class _NoExecutor:
     def forget(self, run_id: str) -> None:
         pass
 
+    async def settle_comparisons(self, run_id: str) -> None:
+        pass
+
     async def run_case(self, run_id: str, seq: int) -> Any:
         raise AssertionError("the worker calls Stored.run_case directly")
 

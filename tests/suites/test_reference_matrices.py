@@ -44,6 +44,9 @@ MATRICES = [
     # each provider with tools of its own config
     "anthropic/structured-outputs/promptfooconfig.yaml",
     "openai-responses/promptfooconfig.yaml",
+    # prompts as arms (a provider's prompts: its own), select-best settled across the arms
+    "prompt-labels/promptfooconfig.yaml",
+    "select-best-example/promptfooconfig.yaml",
 ]
 
 
@@ -61,6 +64,11 @@ def provider_prompts(config: Path) -> dict[str, list[str]]:
         for p in providers
         if isinstance(p, dict) and "prompts" in p
     }
+
+
+def parts(label: str, ids: list[str]) -> list[str]:
+    """The ids of the parts of a prompt file split by ``---`` (``label.1``, ``label.2``...)."""
+    return [p for p in ids if p.startswith(f"{label}.") and p[len(label) + 1 :].isdigit()]
 
 
 def settings_for(tmp_path: Path, fake: FakeLLM, names: list[str]) -> Settings:
@@ -94,10 +102,23 @@ async def test_a_promptfoo_matrix_config_runs_every_test_on_every_provider(
     assert list(dict.fromkeys(targets)) == list(dict.fromkeys(names))
     own = provider_prompts(EXAMPLES / config)
     prompts = {t: [a["arm"]["prompt"] for a in arms if a["arm"]["target"] == t] for t in names}
-    assert {t: prompts[t] for t in own} == own  # a provider's prompts: its arms
+    for name, labels in own.items():  # a provider's prompts (each part of a split file)
+        assert prompts[name]
+        assert all(
+            any(p in (label, *parts(label, prompts[name])) for label in labels)
+            for p in prompts[name]
+        )
     every = [each for t, each in prompts.items() if t not in own]
     assert all(each == every[0] for each in every)  # the others: every prompt
     cases = {record["eval_id"] for record in body["results"]}
     assert [arm["summary"]["total"] for arm in arms] == [len(cases)] * len(arms)
+    settled = [
+        (result.get("details") or {}).get("select_best")
+        for record in body["results"]
+        for result in record["evaluator_results"]
+        if result["type"] == "select_best"
+    ]
+    assert set(settled) <= {"settled"}  # every select-best compared across the arms
+    assert bool(settled) == ("select-best" in (EXAMPLES / config).read_text())
     models = {request.json["model"] for request in fake_llm.requests}
     assert {f"m{index}" for index in range(len(names))} <= models
