@@ -11,6 +11,9 @@
 
 - A prompt ``CALL:<name>:<arguments>:END`` is answered with one tool call of ``<name>`` whose
   arguments are ``<arguments>`` as written (JSON or not), and no text.
+- A request whose text carries ``PICK=<word>`` (written only in ``select-best`` criteria)
+  is a comparison's: it is answered ``Answer <word> is the best.``, so ``PICK=1`` names the
+  second answer and ``PICK=none`` none of them.
 
 Every other request gets the default reply (the last user turn echoed).
 """
@@ -29,6 +32,7 @@ REPLY_PREFIX = "REPLY:"
 CALL_PREFIX = "CALL:"
 REPLY_END = ":END"
 _GRADE = re.compile(r"GRADE=([01](?:\.\d+)?)")
+_PICK = re.compile(r"PICK=(\w+)")
 
 
 def grade_of(recorded: RecordedRequest) -> float | None:
@@ -50,6 +54,9 @@ def _satisfied(value: Any, met: bool) -> Any:
 
 def respond(recorded: RecordedRequest) -> Reply | None:
     """The harness's reply to ``recorded`` (None: the server's default)."""
+    pick = _PICK.search(recorded.messages_text())
+    if pick is not None:
+        return Reply(text=f"Answer {pick.group(1)} is the best.")
     score = grade_of(recorded)
     if score is not None:
         reason = f"graded {score:g} as the rubric asks"
