@@ -4,18 +4,29 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 
 from app.api.auth import CallerDep
 from app.api.problems import problem_responses
-from app.api.run_docs import RunId
 from app.api.runs import RunsDep
 from app.schemas.compare import ArmsComparison, RunComparison, comparison_example
-from app.schemas.runs import SAMPLE_RUN_ID
+from app.schemas.runs import SAMPLE_ARMS_RUN_ID, SAMPLE_RUN_ID
 from app.services.compare import compare_run_arms, compare_runs
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 _SAMPLE = {"sample_run": {"summary": "The sample run (against itself)", "value": SAMPLE_RUN_ID}}
+ArmsRunId = Annotated[
+    str,
+    Path(
+        description="The run's id (`id` of `POST /runs`; `Location` names it).",
+        openapi_examples={
+            "three_targets": {
+                "summary": "The sample run a fresh server makes on its three mock targets",
+                "value": SAMPLE_ARMS_RUN_ID,
+            }
+        },
+    ),
+]
 BaseRun = Annotated[
     str, Query(description="The run compared against (before).", openapi_examples=_SAMPLE)
 ]
@@ -61,7 +72,7 @@ async def compare(
     summary="Compare every pair of a run's arms, with Holm's correction",
     responses=problem_responses(404),
 )
-async def compare_arms(run_id: RunId, runs: RunsDep, caller: CallerDep) -> ArmsComparison:
+async def compare_arms(run_id: ArmsRunId, runs: RunsDep, caller: CallerDep) -> ArmsComparison:
     """Each pair of the run's arms (target x prompt) on the cases both have a record of.
 
     The paired t-test of `/runs/compare` per pair; the p-values are adjusted for the

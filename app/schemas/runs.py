@@ -17,6 +17,8 @@ RunStatusName = Literal["queued", "running", "completed", "cancelled", "failed"]
 CaseStatusName = Literal["passed", "borderline", "failed", "judge_error", "error"]
 NDJSON_MEDIA_TYPE = "application/x-ndjson"
 SAMPLE_RUN_ID = "run_sample"
+SAMPLE_ARMS_RUN_ID = "run_sample_arms"
+"""The sample run on the three mock targets (three arms): the example of ``/compare``."""
 """The run a fresh server creates on the mock target, so that ``/docs`` examples can use it."""
 MAX_TAGS = 20
 TAG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/@+=-]*$"
@@ -173,6 +175,11 @@ class RunCompletedEvent(BaseModel):
 def sample_run_request() -> RunRequest:
     """The request of the sample run: the quick suite on the mock target ``default``."""
     return RunRequest(suite=QUICK_SUITE, target="default")
+
+
+def sample_arms_request() -> RunRequest:
+    """The request of the sample run with arms: the quick suite on the three mock targets."""
+    return RunRequest(suite=QUICK_SUITE, targets=list(COMPARISON_TARGETS))
 
 
 def regrade_examples() -> dict[str, Any]:

@@ -2,7 +2,9 @@
 
 The ``/runs/{run_id}`` examples name ``run_sample``: the quick suite on the mock target
 ``default``, created at start-up when missing (again after someone deletes it), never on a
-target that would call a real provider. With API keys on it belongs to no key, so callers
+target that would call a real provider; ``run_sample_arms``, the same suite on the three mock
+targets of a fresh server (``default``, ``terse``, ``slow``: three arms), is what the
+``/runs/{run_id}/compare`` examples name. With API keys on it belongs to no key, so callers
 see only their own runs, as always: they create one with ``POST /runs`` first. The ``/v1``
 examples name the sample eval, run and file of ``app.schemas.openai_examples``, made the same
 way.
@@ -13,7 +15,13 @@ from __future__ import annotations
 import logging
 
 from app.providers.registry import ProviderRegistry
-from app.schemas.runs import SAMPLE_RUN_ID, sample_run_request
+from app.schemas.runs import (
+    SAMPLE_ARMS_RUN_ID,
+    SAMPLE_RUN_ID,
+    sample_arms_request,
+    sample_run_request,
+)
+from app.schemas.suite_examples import COMPARISON_TARGETS
 from app.services.openai_evals import OpenAIEvalService
 from app.services.runs import RunService
 from app.settings import Settings
@@ -38,4 +46,9 @@ async def ensure_sample_run(
         logger.info("no sample run: the target %r is not a mock target", DEFAULT_TARGET)
         return
     await runs.ensure_sample(SAMPLE_RUN_ID, sample_run_request())
+    if all(
+        name in providers.names() and providers.get(name).config.provider == "mock"
+        for name in COMPARISON_TARGETS
+    ):  # a fresh server: the compare examples have a run with three arms
+        await runs.ensure_sample(SAMPLE_ARMS_RUN_ID, sample_arms_request())
     await openai_evals.ensure_sample()

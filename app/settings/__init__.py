@@ -265,7 +265,9 @@ class Settings(BaseSettings):
         description=(
             "Create the sample run `run_sample` (two cases on the mock target `default`) at "
             "start-up when it is missing; the /docs examples of /runs/{run_id} use it. "
-            "Skipped when `default` is not a mock target."
+            "Skipped when `default` is not a mock target. With the three mock targets of a "
+            "fresh server, also `run_sample_arms` (the same cases on `default`, `terse` and "
+            "`slow`), which the /runs/{run_id}/compare example names."
         ),
     )
     runs_page_size: int = Field(

@@ -8,7 +8,7 @@ import pytest
 
 from app.main import create_app
 from app.schemas.openai_examples import SAMPLE_EVAL_ID, SAMPLE_EVAL_RUN_ID, SAMPLE_FILE_ID
-from app.schemas.runs import SAMPLE_RUN_ID
+from app.schemas.runs import SAMPLE_ARMS_RUN_ID, SAMPLE_RUN_ID
 from app.settings import Settings
 from tests.contract.prefilled import operations
 
@@ -97,6 +97,8 @@ def test_yaml_query_parameters_carry_the_body_fields_types(document: dict[str, A
 def test_run_id_parameters_name_the_sample_run(document: dict[str, Any]) -> None:
     for path, _, operation in operations(document):
         sample = SAMPLE_EVAL_RUN_ID if path.startswith("/v1/") else SAMPLE_RUN_ID
+        if path == "/runs/{run_id}/compare":  # the run with three arms, so it shows pairs
+            sample = SAMPLE_ARMS_RUN_ID
         for parameter in operation.get("parameters", []):
             if parameter["name"] == "run_id":
                 values = [e["value"] for e in parameter["examples"].values()]

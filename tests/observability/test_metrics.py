@@ -11,7 +11,7 @@ from app.main import create_app
 from app.observability.metrics import Metrics
 from app.providers.limiter import LimiterState
 from app.schemas.openai_examples import SAMPLE_EVAL_RUN_ID
-from app.schemas.runs import SAMPLE_RUN_ID
+from app.schemas.runs import SAMPLE_ARMS_RUN_ID, SAMPLE_RUN_ID
 from app.settings import Settings
 from tests.conftest import ClientFactory, started, wait_for_run
 
@@ -128,15 +128,17 @@ async def test_a_failing_count_leaves_the_counts_out_but_the_scrape_succeeds() -
 async def test_the_stored_runs_and_cases_are_counted(
     client: httpx.AsyncClient,
 ) -> None:
-    # A fresh server holds the sample runs: two cases that pass on the mock target, and
-    # the /v1 sample run's two given answers (one right).
+    # A fresh server holds the sample runs: two cases that pass on the mock target, the
+    # same two on the three mock targets (terse fails the second), and the /v1 sample
+    # run's two given answers (one right).
     await wait_for_run(client, SAMPLE_RUN_ID)
+    await wait_for_run(client, SAMPLE_ARMS_RUN_ID)
     await wait_for_run(client, SAMPLE_EVAL_RUN_ID)
     found = samples((await client.get("/metrics")).text)
 
-    assert found[("eval_runs", (("status", "completed"),))] == 2
-    assert found[("eval_cases", (("status", "passed"),))] == 3
-    assert found[("eval_cases", (("status", "failed"),))] == 1
+    assert found[("eval_runs", (("status", "completed"),))] == 3
+    assert found[("eval_cases", (("status", "passed"),))] == 3 + 5
+    assert found[("eval_cases", (("status", "failed"),))] == 1 + 1
     assert found[("eval_cases", (("status", "pending"),))] == 0
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from app.main import create_app
 from app.schemas.openai_examples import SAMPLE_EVAL_RUN_ID
-from app.schemas.runs import SAMPLE_RUN_ID, sample_run_request
+from app.schemas.runs import SAMPLE_ARMS_RUN_ID, SAMPLE_RUN_ID, sample_run_request
 from app.services.container import Services
 from app.settings import Settings
 from app.settings.targets import OpenAITarget
@@ -35,6 +35,33 @@ async def test_a_fresh_server_creates_the_sample_run_and_runs_it_on_the_mock(
     assert [record["eval_id"] for record in results] == ["add", "follow-up"]
 
 
+async def test_a_fresh_server_runs_the_three_mock_targets_so_compare_shows_pairs(
+    tmp_path: Path, make_client: ClientFactory
+) -> None:
+    async with make_client(Settings(data_dir=tmp_path / "data")) as client:
+        run = await wait_for_run(client, SAMPLE_ARMS_RUN_ID, "completed")
+        compared = (await client.get(f"/runs/{SAMPLE_ARMS_RUN_ID}/compare")).json()
+        matrix = await client.get(f"/ui/runs/{SAMPLE_ARMS_RUN_ID}/matrix")
+
+    assert [arm["target"] for arm in run["arms"]] == ["default", "terse", "slow"]
+    passed = {a["arm"]["target"]: a["summary"]["counts"]["passed"] for a in run["summary"]["arms"]}
+    assert passed == {"default": 2, "terse": 1, "slow": 2}
+    pairs = [(p["base"]["target"], p["head"]["target"]) for p in compared["pairs"]]
+    assert pairs == [("default", "terse"), ("default", "slow"), ("terse", "slow")]
+    assert compared["pairs"][0]["regression"] == 1
+    assert matrix.status_code == 200
+
+
+async def test_a_server_with_its_own_targets_makes_no_sample_run_with_arms(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory
+) -> None:
+    target = OpenAITarget(name="terse", provider="openai", base_url=f"{fake_llm.url}/v1", model="m")
+    async with make_client(Settings(data_dir=tmp_path / "data", targets=[target])) as client:
+        await wait_for_run(client, SAMPLE_RUN_ID, "completed")
+        assert SAMPLE_ARMS_RUN_ID not in await run_ids(client)
+    assert fake_llm.requests == []
+
+
 async def test_the_sample_run_is_created_once_and_again_after_it_was_deleted(
     tmp_path: Path, make_client: ClientFactory
 ) -> None:
@@ -43,7 +70,7 @@ async def test_the_sample_run_is_created_once_and_again_after_it_was_deleted(
         first = await wait_for_run(client, SAMPLE_RUN_ID, "completed")
         await wait_for_run(client, SAMPLE_EVAL_RUN_ID, "completed")
     async with make_client(settings) as client:
-        assert set(await run_ids(client)) == {SAMPLE_RUN_ID, SAMPLE_EVAL_RUN_ID}
+        assert set(await run_ids(client)) == {SAMPLE_RUN_ID, SAMPLE_ARMS_RUN_ID, SAMPLE_EVAL_RUN_ID}
         assert (await client.get(f"/runs/{SAMPLE_RUN_ID}")).json() == first
         assert (await client.delete(f"/runs/{SAMPLE_RUN_ID}")).status_code == 204
     async with make_client(settings) as client:
