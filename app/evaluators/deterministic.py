@@ -214,12 +214,20 @@ class DeterministicEvaluator:
     """Runs one check function and turns it into a pass (1.0) or fail (0.0) result.
 
     A ``heavy`` check (a pattern, a schema) runs in a worker thread under the case's CPU
-    budget (``app.evaluators.cpu``): it cannot hold the event loop.
+    budget (``app.evaluators.cpu``): it cannot hold the event loop. ``light`` says when a
+    heavy check is cheap enough to run here (the hop to a thread costs more than it).
     """
 
-    def __init__(self, check: Check, *, heavy: bool = False) -> None:
+    def __init__(
+        self,
+        check: Check,
+        *,
+        heavy: bool = False,
+        light: Callable[[EvaluatorConfig, str], bool] | None = None,
+    ) -> None:
         self._check = check
         self._heavy = heavy
+        self._light = light
 
     async def evaluate(
         self, config: EvaluatorConfig, context: EvaluationContext
@@ -229,7 +237,7 @@ class DeterministicEvaluator:
         The description states what was found, so it reads right with or without ``negate``.
         """
         answer = context.candidate_answer
-        if self._heavy:
+        if self._heavy and not (self._light and self._light(config, answer)):
             outcome = await context.cpu.run(config.name, lambda: self._check(config, answer))
         else:
             outcome = self._check(config, answer)

@@ -74,6 +74,18 @@ def _schema_problem(config: EvaluatorConfig, document: Any) -> str | None:
     return f"does not match the schema at {where}: {error.message}"
 
 
+LIGHT_JSON_CHARS = 100_000
+"""Longest answer ``is_json`` parses on the event loop when it has no schema (C-fast)."""
+
+
+def plain_json_check(config: EvaluatorConfig, answer: str) -> bool:
+    """Whether ``is_json`` is cheap here: no schema, a short answer (one C-speed parse).
+
+    A worker thread costs more than such a parse (measured in ``bench/arms_bench.py``).
+    """
+    return config.json_schema is None and len(answer) <= LIGHT_JSON_CHARS
+
+
 def check_is_json(config: EvaluatorConfig, answer: str) -> CheckOutcome:
     """The answer is JSON, valid for ``schema`` when one is given."""
     try:

@@ -35,7 +35,12 @@ from app.evaluators.deterministic import (
 from app.evaluators.embedding_similarity import SimilarEvaluator
 from app.evaluators.field_accuracy import FieldAccuracyEvaluator
 from app.evaluators.javascript import JavascriptEvaluator
-from app.evaluators.json_checks import check_contains_json, check_is_json, check_typeof
+from app.evaluators.json_checks import (
+    check_contains_json,
+    check_is_json,
+    check_typeof,
+    plain_json_check,
+)
 from app.evaluators.llm_judge import LlmJudgeEvaluator
 from app.evaluators.program_asserts import ProgramAssertEvaluator
 from app.evaluators.results import EvaluatorResult
@@ -249,8 +254,16 @@ def build_registry() -> EvaluatorRegistry:
     registry.register(
         "word_count", DeterministicEvaluator(check_word_count), ("min", "max", "negate")
     )
-    for name, check in (("is_json", check_is_json), ("contains_json", check_contains_json)):
-        registry.register(name, DeterministicEvaluator(check, heavy=True), ("schema", "negate"))
+    registry.register(
+        "is_json",
+        DeterministicEvaluator(check_is_json, heavy=True, light=plain_json_check),
+        ("schema", "negate"),
+    )
+    registry.register(
+        "contains_json",
+        DeterministicEvaluator(check_contains_json, heavy=True),
+        ("schema", "negate"),
+    )
     registry.register("field_accuracy", FieldAccuracyEvaluator(), ("fields", "aggregation"))
     registry.register("select_best", SelectBestEvaluator(), ("value", "target"))
     scripts = ProgramAssertEvaluator(JavascriptEvaluator())

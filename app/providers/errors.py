@@ -38,6 +38,11 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return _KEY_LIKE.sub("[redacted]", text)
 
 
+def looks_like_key(text: str) -> bool:
+    """Whether ``text`` holds something ``redact`` would remove as an API key."""
+    return _KEY_LIKE.search(text) is not None
+
+
 def remove_secrets(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every given secret replaced, and nothing else changed.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import ssl
 import time
 from abc import ABC, abstractmethod
@@ -26,6 +27,7 @@ from app.providers.errors import (
     ProviderResponseInvalid,
     ProviderTimeout,
     ProviderUnavailable,
+    looks_like_key,
     redact,
 )
 from app.providers.preview import ProviderPreview
@@ -51,6 +53,28 @@ class UpstreamError(BaseModel):
     code: str | None = None
     retry_after: float | None = None
     quota_exhausted: bool = False
+
+
+_PLAIN_SECRET = re.compile(r"[A-Za-z0-9._~+=:-]+")
+"""Characters JSON writes as they are (or as a unicode escape): a secret of them shows."""
+
+
+def scrubbed(payload: Any, content: bytes, secrets: Sequence[str]) -> Any:
+    """``scrub(payload)``, or ``payload`` itself when its raw bytes hold nothing to scrub.
+
+    Nothing in a string of the parsed body can be a secret or look like a key unless the
+    same characters stand in the body as sent: a plain secret, or a key-like word, is
+    written verbatim unless with a unicode escape (then the body is scrubbed as parsed).
+    Scrubbing every string costs more than a reply's other handling.
+    """
+    if (
+        b"\\u" in content
+        or not all(_PLAIN_SECRET.fullmatch(secret) for secret in secrets)
+        or any(secret.encode() in content for secret in secrets)
+        or looks_like_key(content.decode("utf-8", "replace"))
+    ):
+        return scrub(payload, secrets)
+    return payload
 
 
 def scrub(value: Any, secrets: Sequence[str]) -> Any:
@@ -279,7 +303,7 @@ class HttpAdapter(ABC, Generic[TargetT]):
         return reply.model_copy(
             update={
                 "latency_ms": latency_ms,
-                "raw": scrub(payload, self._secrets),
+                "raw": scrubbed(payload, content, self._secrets),
                 "status": response.status,
             }
         )

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.providers.base import CallRole
 from app.providers.errors import ProviderError
+from app.providers.http import scrub, scrubbed
 from testkit.fake_llm import Reply, error
 from tests.providers.conftest import (
     FAKE_KEY,
@@ -76,3 +80,29 @@ def test_cli_command_secrets_are_kept_out_of_the_preview(make_registry):
     preview = registry.preview(["agent"], request_for())["agent"]
     assert_no_key(preview.model_dump_json())
     assert preview.body["argv"][2] == "[redacted]"
+
+
+_TEXT = st.text(alphabet=st.sampled_from('ab sk-_./\\"\n\u00e9key0123456789AIza'), max_size=30)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | _TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(
+    payload=_JSON,
+    secrets=st.lists(st.text(alphabet='ab/\\"-_.sk0123456789', min_size=1), max_size=2),
+    ascii_only=st.booleans(),
+)
+def test_a_reply_skipped_by_the_fast_path_had_nothing_to_scrub(
+    payload: object, secrets: list[str], ascii_only: bool
+) -> None:
+    """The raw-bytes shortcut never keeps a secret or key-like word that scrub would remove,
+    whatever JSON escapes the body was written with (``ensure_ascii``: every non-ASCII
+    character as a unicode escape)."""
+    body = {"reply": f"it is {'/'.join(secrets)}!", "rest": payload}  # the secrets echoed
+    content = json.dumps(body, ensure_ascii=ascii_only).encode()
+    assert scrubbed(body, content, secrets) == scrub(body, secrets)
+    hidden = b'{"reply": "\\u0073k-0123456789"}'  # a key-like word written as escapes
+    assert scrubbed(json.loads(hidden), hidden, []) == {"reply": "[redacted]"}
