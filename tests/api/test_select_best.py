@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 import yaml
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import create_async_engine
 
+from app.runs.tables import ResultRow, RunRow
 from testkit.fake_llm import FakeLLM, RecordedRequest, Reply
 from tests.api.test_arms import arms_settings
 from tests.conftest import ClientFactory, wait_for_run
@@ -146,3 +149,50 @@ async def test_a_durable_run_settles_select_best_once_every_arm_has_answered(
     assert passed == {"a": 0, "b": 3, "c": 0}
     judged = [r for r in fake_llm.requests if "<Text index=" in r.json["messages"][-1]["content"]]
     assert len(judged) == 3
+
+
+async def test_a_run_killed_while_settling_settles_the_rest_when_it_resumes(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory
+) -> None:
+    """As after kill -9 between two tests' comparisons: one test settled, one still pending,
+    the run still running. The restarted service asks the judge about the pending test
+    only and finishes the run; settling again asks nothing."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'runs.db'}"
+    settings = arms_settings(tmp_path, fake_llm, url)
+    fake_llm.responder = answers
+    async with make_client(settings) as client:
+        created = await client.post("/runs", json={"suite": yaml.safe_dump(document(2))})
+        run_id = created.json()["id"]
+        settled = await wait_for_run(client, run_id)
+    engine = create_async_engine(url)
+    async with engine.begin() as connection:
+        rows = (
+            await connection.execute(
+                select(ResultRow.case_seq, ResultRow.record).where(ResultRow.eval_id == "test-2")
+            )
+        ).all()
+        for seq, text in rows:  # the second test back to before its comparison
+            record = json.loads(text)
+            record["evaluator_results"][0]["details"] = {"select_best": "pending"}
+            record["status"] = "passed"
+            await connection.execute(
+                update(ResultRow)
+                .where(ResultRow.run_id == run_id, ResultRow.case_seq == seq)
+                .values(record=json.dumps(record), status="passed")
+            )
+        await connection.execute(
+            update(RunRow).where(RunRow.id == run_id).values(status="running", finished_at=None)
+        )
+    await engine.dispose()
+    fake_llm.reset()
+    async with make_client(settings) as client:
+        resumed = await wait_for_run(client, run_id)
+        results = (await client.get(f"/runs/{run_id}/results?limit=100")).json()["results"]
+    judged = [r for r in fake_llm.requests if "<Text index=" in r.json["messages"][-1]["content"]]
+    assert len(judged) == 1  # the pending test only
+    assert [r.json["model"] for r in fake_llm.requests] == [judged[0].json["model"]]
+    assert resumed["status"] == "completed"
+    assert resumed["summary"]["counts"] == settled["summary"]["counts"]
+    assert sorted(verdicts(results)) == sorted(
+        [("a", "failed", 0.0), ("b", "passed", 1.0), ("c", "failed", 0.0)] * 2
+    )
