@@ -75,22 +75,25 @@ async def settle_case(
     Records with no answer (a failed candidate call) take no part and stay as they are.
     """
     taking_part = [record for record in records if pending(record)]
+    if not taking_part:
+        return list(records)
     results = {id(record): list(record.evaluator_results) for record in taking_part}
     answers = [record.candidate_answer or "" for record in taking_part]
     for grader in graders:
         criterion = str(grader.value or "")
         judge = judge_of(grader)
         reply, problem = "", None
+        question = comparison_prompt(criterion, answers)
         try:
             response = await judge.complete(
                 ProviderRequest(
-                    question=comparison_prompt(criterion, answers),
+                    question=question,
                     chat_prompt=(
                         ChatMessage(role="system", content=SYSTEM_PROMPT),
-                        ChatMessage(role="user", content=comparison_prompt(criterion, answers)),
+                        ChatMessage(role="user", content=question),
                     ),
                     role=CallRole.JUDGE,
-                    case_id=records[0].eval_id if records else None,
+                    case_id=taking_part[0].eval_id,
                 )
             )
             reply = response.text
