@@ -5,7 +5,9 @@ of C calls at once; the cases are graded by a check (no judge), so each (case, a
 call. The arms run at once, so the physical limit of the run is that of its slowest arm:
 ceil(N / C) x L. The run is timed by its own clock (stored submission to the last committed
 case) in a real uvicorn process on SQLite, and compared with the same suite on one target;
-the service's peak resident memory (VmHWM) is read before it stops.
+the service's peak resident memory (VmHWM) is read before it stops, and the CPU time it used
+during the run (one event loop: on a shared machine the run cannot be faster than that CPU
+time takes to get), with the load average it started at.
 
     .venv/bin/python -m bench.arms_bench [--cases 2000] [--targets 3] [--latency-ms 200]
         [--concurrency 50]
@@ -68,16 +70,27 @@ def peak_rss_mib(pid: int) -> float:
     return 0.0
 
 
-def timed_run(env: dict[str, str], body: dict[str, Any]) -> tuple[float, dict[str, Any], float]:
-    """The run's own seconds, the finished run, and the service's peak RSS in MiB."""
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time the process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed_run(
+    env: dict[str, str], body: dict[str, Any]
+) -> tuple[float, dict[str, Any], float, float]:
+    """The run's own seconds, the finished run, the service's peak RSS in MiB and the CPU
+    seconds it used meanwhile (its event loop is one thread: a run cannot take less)."""
     with running_service(env) as (url, process):
+        before = cpu_seconds(process.pid)
         run = httpx.post(f"{url}/runs", json=body, timeout=600).raise_for_status().json()
         while run["status"] in ("queued", "running"):
             time.sleep(0.5)  # each poll summarises the stored results: keep them rare
             run = httpx.get(f"{url}/runs/{run['id']}", timeout=60).raise_for_status().json()
         peak = peak_rss_mib(process.pid)
+        cpu = cpu_seconds(process.pid) - before
     created, finished = (datetime.fromisoformat(run[key]) for key in ("created_at", "finished_at"))
-    return (finished - created).total_seconds(), run, peak
+    return (finished - created).total_seconds(), run, peak, cpu
 
 
 def main() -> None:
@@ -107,11 +120,14 @@ def main() -> None:
             (f"{args.targets} targets", {"suite": suite, "targets": names}),
         ):
             data = folder / label.replace(" ", "-")
-            seconds, run, peak = timed_run({**env, "EVAL_DATA_DIR": str(data)}, body)
+            load = os.getloadavg()[0]
+            seconds, run, peak, cpu = timed_run({**env, "EVAL_DATA_DIR": str(data)}, body)
             done = run["progress"]["done"]
             print(
                 f"{label:>10}: {done} (case, arm) records in {seconds:6.2f} s = "
-                f"{seconds / limit:.2f}x the limit; service peak RSS {peak:.0f} MiB"
+                f"{seconds / limit:.2f}x the limit; service CPU {cpu:.2f} s "
+                f"({cpu / max(done, 1) * 1000:.2f} ms a record); peak RSS {peak:.0f} MiB; "
+                f"load average {load:.1f} on {os.cpu_count()} cores"
             )
 
 
