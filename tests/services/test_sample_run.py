@@ -52,6 +52,15 @@ async def test_a_fresh_server_runs_the_three_mock_targets_so_compare_shows_pairs
     assert matrix.status_code == 200
 
 
+async def test_a_case_limit_below_the_sample_with_arms_skips_it_and_starts(
+    tmp_path: Path, make_client: ClientFactory
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data", max_cases_per_run=2)
+    async with make_client(settings) as client:
+        await wait_for_run(client, SAMPLE_RUN_ID, "completed")
+        assert SAMPLE_ARMS_RUN_ID not in await run_ids(client)
+
+
 async def test_a_server_with_its_own_targets_makes_no_sample_run_with_arms(
     tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory
 ) -> None:
