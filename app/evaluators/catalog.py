@@ -115,7 +115,8 @@ GRADER_TYPES: tuple[GraderType, ...] = (
         (),
         frozenset({"fields", "aggregation", "required", "min_score", "negate"}),
     ),
-    GraderType("is_xml", "deterministic", "the answer is XML", ("contains_xml",), _TEXT),
+    GraderType("is_xml", "deterministic", "the answer is XML (with `value`'s elements)", (), _TEXT),
+    GraderType("contains_xml", "deterministic", "the answer contains XML", (), _TEXT),
     GraderType("is_sql", "deterministic", "the answer is SQL", ("contains_sql",), _TEXT),
     GraderType("is_html", "deterministic", "the answer is HTML", ("contains_html",), _TEXT),
     GraderType("is_refusal", "deterministic", "the answer is a refusal", (), _TEXT),
@@ -248,12 +249,30 @@ GRADER_TYPES: tuple[GraderType, ...] = (
         _TEXT | {"config"},
     ),
     GraderType("python", "code", "inline Python decides (promptfoo)", (), _TEXT | {"config"}),
+    GraderType("ruby", "code", "Ruby code decides (promptfoo; no Ruby in the sandbox)", (), _TEXT),
     GraderType("webhook", "code", "an HTTP endpoint decides (promptfoo)", (), _TEXT),
     GraderType(
         "model_graded_closedqa",
         "model",
-        "a judge answers a closed question (promptfoo)",
-        ("factuality", "model_graded_factuality", "g_eval", "max_score"),
+        "a judge says whether the answer meets a criterion (promptfoo)",
+        (),
+        _JUDGE,
+    ),
+    GraderType(
+        "factuality",
+        "model",
+        "a judge says whether the answer agrees with a reference (promptfoo)",
+        ("model_graded_factuality",),
+        _JUDGE,
+    ),
+    GraderType(
+        "g_eval", "model", "a judge scores the answer on a criterion (promptfoo)", (), _JUDGE
+    ),
+    GraderType(
+        "max_score",
+        "structure",
+        "the arm whose answer scored highest (promptfoo)",
+        (),
         _JUDGE,
     ),
     GraderType(
@@ -266,15 +285,43 @@ GRADER_TYPES: tuple[GraderType, ...] = (
     GraderType(
         "answer_relevance",
         "model",
-        "RAG: the answer is relevant (promptfoo)",
-        ("context_faithfulness", "context_recall", "context_relevance"),
+        "RAG: the answer is relevant to the query (promptfoo)",
+        (),
         _JUDGE,
+    ),
+    GraderType(
+        "context_faithfulness",
+        "model",
+        "RAG: the context supports the answer's claims (promptfoo)",
+        (),
+        _JUDGE | {"contextTransform"},
+    ),
+    GraderType(
+        "context_recall",
+        "model",
+        "RAG: the context holds the reference's facts (promptfoo)",
+        (),
+        _JUDGE | {"contextTransform"},
+    ),
+    GraderType(
+        "context_relevance",
+        "model",
+        "RAG: the context is what the query needs (promptfoo)",
+        (),
+        _JUDGE | {"contextTransform"},
     ),
     GraderType(
         "conversation_relevance",
         "model",
-        "a judge grades a conversation (promptfoo)",
-        ("agent_rubric", "search_rubric"),
+        "a judge grades a conversation's relevance (promptfoo)",
+        (),
+        _JUDGE,
+    ),
+    GraderType(
+        "search_rubric",
+        "model",
+        "a judge with web search grades the answer (promptfoo)",
+        ("agent_rubric",),
         _JUDGE,
     ),
     GraderType(
@@ -358,8 +405,8 @@ def program_reason(config: EvaluatorConfig) -> str | None:
     found, _ = find_type(config.type)
     if found is not None and found.family == "code":
         return f"type {config.type!r} runs a program or calls an endpoint"
-    if config.prompt_program is not None:
-        return "its prompt_program runs a program"
+    if config.prompt_program is not None or config.transforms:
+        return "its prompt_program or transform runs code"
     if config.preprocessors:
         return "its preprocessors run programs"
     if config.command or config.cwd is not None:

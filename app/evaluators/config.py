@@ -212,6 +212,10 @@ class EvaluatorConfig(BaseModel):
         target_access: A code grader's calls to targets (its ``target``: ``{max_calls}``).
         preprocessors: A judge's programs for files in the answer, by media type (run like
             a code grader, in ``cwd``; ``evaluators.preprocess``).
+        transforms: promptfoo's output transforms, applied in order before the grader reads
+            the answer (the test's ``options.transform``, then the assert's ``transform``):
+            inline JavaScript (run in the embedded engine) or ``file://x.js|x.py[:function]``
+            (run in the sandbox, placed like code graders); ``evaluators.transforms``.
         semantics: ``promptfoo``: the grader follows promptfoo's rules (text compared as
             JavaScript does: never trimmed, case folded with ``toLowerCase``, JSON as
             ``JSON.parse`` reads it; a weight-0 grader always passes); ``default``: this
@@ -243,6 +247,7 @@ class EvaluatorConfig(BaseModel):
     target_access: TargetAccess | None = None
     preprocessors: tuple[Preprocessor, ...] = ()
     semantics: Literal["default", "promptfoo"] = "default"
+    transforms: tuple[str, ...] = ()
 
 
 DEFAULT_EVALUATOR = EvaluatorConfig(name="llm_judge", type="llm_judge")

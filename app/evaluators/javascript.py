@@ -51,6 +51,30 @@ def function_body(code: str) -> str:
     return f"return {trimmed}"
 
 
+_CALL = """
+const __function = new Function(...__parameters, __body);
+const __value = __function(...__arguments);
+JSON.stringify(
+  __value !== null && typeof __value === "object" && typeof __value.then === "function"
+    ? {threw: "it returned a Promise: asynchronous code cannot run here"}
+    : {value: __value === undefined ? null : __value}
+);
+"""
+
+
+def call_source(body: str, parameters: dict[str, Any]) -> str:
+    """A script calling ``body`` as a function of ``parameters`` (names and values).
+
+    Its value is ``{value}`` as JSON (``null`` for ``undefined``), or ``{threw}`` for a
+    Promise; ``body`` is made a function as promptfoo makes transforms (``function_body``).
+    """
+    return (
+        f"const __body = {literal(function_body(body))};\n"
+        f"const __parameters = {literal(list(parameters))};\n"
+        f"const __arguments = {literal(list(parameters.values()))};\n" + _CALL
+    )
+
+
 def script_source(code: str, output: Any, context: dict[str, Any]) -> str:
     """The whole script: the assert's code as a function, called, its result as JSON."""
     preamble = (
@@ -97,11 +121,14 @@ def script_context(config: EvaluatorConfig, context: EvaluationContext) -> dict[
 
 
 def script_output(config: EvaluatorConfig, context: EvaluationContext) -> Any:
-    """A script's ``output``: the answer, or a reply made only of tool calls as the calls.
+    """A script's ``output``: the answer (as transforms made it), or tool calls as the calls.
 
-    promptfoo gives scripts such a reply as OpenAI's ``{id, type, function}`` objects, not as
-    their JSON text; so do promptfoo files here.
+    The value a transform returned, when it is not text. promptfoo gives scripts a reply
+    made only of tool calls as OpenAI's ``{id, type, function}`` objects, not as their JSON
+    text; so do promptfoo files here.
     """
+    if context.answer_value is not None:  # a transform made it (``evaluators.transforms``)
+        return context.answer_value
     answer = context.candidate_answer
     if config.semantics != "promptfoo" or not context.candidate.tool_calls:
         return answer

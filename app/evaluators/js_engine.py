@@ -129,6 +129,14 @@ def run_script(source: str, *, timeout_ms: int = SCRIPT_TIMEOUT_MS, what: str = 
     return json.loads(result)
 
 
+def run_script_waiting(source: str, *, timeout_ms: int = SCRIPT_TIMEOUT_MS, what: str) -> Any:
+    """``run_script`` in one of the engine's threads, waited for.
+
+    Only for callers off the event loop (suites are read in a worker thread).
+    """
+    return _WORKERS.submit(run_script, source, timeout_ms=timeout_ms, what=what).result()
+
+
 async def run_in_thread(call: Callable[..., ResultT], *args: Any) -> ResultT:
     """``call(*args)`` in one of the engine's threads: the event loop never waits on V8."""
     return await asyncio.get_running_loop().run_in_executor(_WORKERS, call, *args)

@@ -136,6 +136,11 @@ def read_result(stdout: str, what: str) -> Any:
         return {"__threw": f"{what}'s result is not JSON"}
 
 
+def needs_program_folder(config: EvaluatorConfig) -> bool:
+    """Whether a grader runs a program file: an assert's (``runs_program``), or a transform's."""
+    return runs_program(config) or any(file_reference(item) for item in config.transforms)
+
+
 def runs_program(config: EvaluatorConfig) -> bool:
     """Whether a grader is an assert that runs a program: ``python``, or a ``javascript`` file."""
     if config.type == "python":
@@ -162,26 +167,49 @@ class ProgramAssertEvaluator:
         code = config.value if isinstance(config.value, str) else ""
         language = PYTHON if config.type == "python" else NODE
         reference = file_reference(code)
-        files = {language.driver_file: language.driver}
+        sources: dict[str, str] = {}
         if reference is None:  # inline Python (inline JavaScript runs in the engine)
             reference = (SOURCE_FILE, "main")
-            files[SOURCE_FILE] = inline_source(code)
+            sources[SOURCE_FILE] = inline_source(code)
         file, function = reference
-        stdin: dict[str, Any] = {"function": function, "output": script_output(config, context)}
-        stdin["context"] = script_context(config, context)
-        try:
-            programs, folder = placed_program(config, context)
-            ran = await programs.run(
-                [*language.argv, language.driver_file, file],
-                json.dumps(stdin, ensure_ascii=False).encode(),
-                folder=folder,
-                files=files,
-                env=dict(language.env),
-            )
-            result = read_result(ran.stdout, language.name)
-        except ProgramError as exc:
-            result = {"__threw": str(exc)}
+        output = script_output(config, context)
+        result = await run_function(config, context, language, (file, function), output, sources)
         if language is NODE and isinstance(result, dict) and "__threw" in result:
             # promptfoo reports the test as an error, not the assert as failed (measured)
             raise ProgramError(f"{language.name} threw: {result['__threw']}")
         return scored_outcome(config, result, language.name)
+
+
+def language_of(file: str) -> Language:
+    """The language a ``file://`` program is run with, by its name."""
+    return PYTHON if file.endswith(".py") else NODE
+
+
+async def run_function(
+    config: EvaluatorConfig,
+    context: EvaluationContext,
+    language: Language,
+    reference: tuple[str, str],
+    output: Any,
+    sources: dict[str, str] | None = None,
+) -> Any:
+    """What ``function`` of a file returned for ``(output, context)``, or ``{__threw}``.
+
+    The file is the suite folder's, or one of ``sources``; it runs in the sandbox.
+    """
+    file, function = reference
+    files = {language.driver_file: language.driver, **(sources or {})}
+    stdin: dict[str, Any] = {"function": function, "output": output}
+    stdin["context"] = script_context(config, context)
+    try:
+        programs, folder = placed_program(config, context)
+        ran = await programs.run(
+            [*language.argv, language.driver_file, file],
+            json.dumps(stdin, ensure_ascii=False).encode(),
+            folder=folder,
+            files=files,
+            env=dict(language.env),
+        )
+        return read_result(ran.stdout, language.name)
+    except ProgramError as exc:
+        return {"__threw": str(exc)}

@@ -42,6 +42,9 @@ from app.evaluators.json_checks import (
     plain_json_check,
 )
 from app.evaluators.llm_judge import LlmJudgeEvaluator
+from app.evaluators.model_graded import KINDS as MODEL_GRADED
+from app.evaluators.model_graded import SCORED as SCORED_MODEL_GRADED
+from app.evaluators.model_graded import ModelGradedEvaluator, pass_mark
 from app.evaluators.program_asserts import ProgramAssertEvaluator
 from app.evaluators.results import EvaluatorResult
 from app.evaluators.rubrics import RubricEvaluator
@@ -60,14 +63,17 @@ from app.evaluators.similarity import (
 from app.evaluators.tool_asserts import GRADERS as TOOL_CALL_GRADERS
 from app.evaluators.tool_asserts import ToolCallsEvaluator
 from app.evaluators.trajectory import SkillTriggerEvaluator, ToolTrajectoryEvaluator
+from app.evaluators.transforms import transformed
 from app.evaluators.verdicts import verdict_for
+from app.evaluators.xml_checks import check_contains_xml, check_is_xml
 
 _CANONICAL = frozenset(entry.name for entry in GRADER_TYPES)
 GATE_OPTIONS = frozenset({"required", "min_score"})
 """Options every registered grader honours: ``run`` makes a failing required grader fail
 the case."""
-NEGATED_BY_MARK = frozenset({"bleu", "gleu", "rouge_n"})
-"""Metrics whose ``negate`` the registry applies: they pass below their mark, scored 1 - s."""
+NEGATED_BY_MARK = frozenset({"bleu", "gleu", "rouge_n", *SCORED_MODEL_GRADED})
+"""Metrics (and scored model graders) whose ``negate`` the registry applies: they pass below
+their mark, scored 1 - s."""
 ThresholdUse = Literal["pass_mark", "limit"]
 """What a grader's ``threshold`` means: its pass mark, or a limit the evaluator checks itself
 (``latency`` ms, ``cost`` USD, ``levenshtein`` edits)."""
@@ -142,6 +148,8 @@ class EvaluatorRegistry:
             known = ", ".join(sorted(self._by_type))
             return error_outcome(config, f"unknown evaluator type {config.type!r} ({known})")
         try:
+            if config.transforms:
+                context = await transformed(config, context)
             outcome = await evaluator.evaluate(config, context)
         except (EvaluatorConfigError, ServiceError) as exc:
             return error_outcome(config, str(exc))
@@ -235,7 +243,18 @@ def build_registry() -> EvaluatorRegistry:
         *("prompt", "rubrics", "criteria", "value", "target", "provider"),
         *("temperature", "max_steps", "preprocessors"),
     )
-    registry.register("llm_judge", LlmJudgeEvaluator(RubricEvaluator()), judge_options)
+    judge = LlmJudgeEvaluator(RubricEvaluator())
+    registry.register("llm_judge", judge, judge_options)
+    model_graded = ModelGradedEvaluator(judge)
+    for name in MODEL_GRADED:
+        registry.register(
+            name,
+            model_graded,
+            ("value", "target", "provider", "test_vars", "contextTransform")
+            + (("negate",) if name in SCORED_MODEL_GRADED else ())
+            + (("config",) if name == "conversation_relevance" else ()),
+            default_pass_mark=pass_mark(name),
+        )
     checks = {
         "contains": check_contains,
         "contains_all": check_contains,
@@ -266,6 +285,8 @@ def build_registry() -> EvaluatorRegistry:
     )
     registry.register("field_accuracy", FieldAccuracyEvaluator(), ("fields", "aggregation"))
     registry.register("select_best", SelectBestEvaluator(), ("value", "target"))
+    for name, check in (("is_xml", check_is_xml), ("contains_xml", check_contains_xml)):
+        registry.register(name, DeterministicEvaluator(check, heavy=True), ("value", "negate"))
     scripts = ProgramAssertEvaluator(JavascriptEvaluator())
     for name in ("javascript", "python"):
         registry.register(

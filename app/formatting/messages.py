@@ -50,6 +50,8 @@ def _parse_part(index: int, part: Any) -> str | ContentPart:
         )
     kind = part.get("type")
     value = part.get("value")
+    if kind == "text" and value is None:  # OpenAI's (and promptfoo's) {type: text, text}
+        value = part.get("text")
     if kind not in ("text", "file"):
         raise PydanticCustomError(
             "content_part",

@@ -24,7 +24,7 @@ from app.suites.documents.findings import (
     warn_unknown_keys,
 )
 from app.suites.model import EvalSuite, Trials
-from app.suites.templates import TemplateProblem, namespace, render
+from app.suites.templates import TemplateProblem, UndefinedVariable, namespace, render
 
 Dialect = Literal["agentv-2025", "agentv-2026", "prompts-providers-vars", "unknown"]
 References = dict[str, list[DocumentPath]]
@@ -71,14 +71,29 @@ class SuiteCheck:
     origins: dict[str, CaseOrigin] = field(default_factory=dict)
 
 
+Undefined = Literal["error", "empty", "keep"]
+"""What an undefined template variable does (``Renderer``)."""
+
+
 class Renderer:
     """Renders a case's template fields with its variables, reporting problems by path."""
 
-    def __init__(self, variables: Mapping[str, Any] | None, findings: Findings) -> None:
-        """``variables`` None: fields are not templates and come back as written."""
+    def __init__(
+        self,
+        variables: Mapping[str, Any] | None,
+        findings: Findings,
+        undefined: Undefined = "error",
+    ) -> None:
+        """``variables`` None: fields are not templates and come back as written.
+
+        ``undefined``: what an undefined variable does: an ``error``, render ``empty``
+        (promptfoo's prompts and assert values), or ``keep`` the field as written
+        (promptfoo's variables); the last two are warned about.
+        """
         self.variables = dict(variables) if variables is not None else None
         self._scope = namespace(variables) if variables is not None else None
         self._findings = findings
+        self.undefined = undefined
 
     def text(self, value: str, path: DocumentPath) -> str:
         """``value`` rendered (an error at ``path`` leaves it as written)."""
@@ -86,6 +101,19 @@ class Renderer:
             return value
         try:
             return render(value, self._scope)
+        except UndefinedVariable as exc:
+            if self.undefined == "error":
+                self._findings.error(path, str(exc))
+                return value
+            if self.undefined == "keep":
+                self._findings.warn(path, f"{exc}: kept as written, as promptfoo keeps it")
+                return value
+            self._findings.warn(path, f"{exc}: rendered empty, as promptfoo renders it")
+            try:
+                return render(value, self._scope, lenient=True)
+            except TemplateProblem as problem:
+                self._findings.error(path, str(problem))
+                return value
         except TemplateProblem as exc:
             self._findings.error(path, str(exc))
             return value
@@ -106,6 +134,8 @@ def case_variables(
     raw: Mapping[str, Any],
     path: DocumentPath,
     findings: Findings,
+    *,
+    undefined: Undefined = "error",
 ) -> dict[str, Any] | None:
     """A case's variables: the inherited ones with its own ``vars`` over them.
 
@@ -119,7 +149,7 @@ def case_variables(
     if own is None and inherited is None:
         return None
     merged = {**(inherited or {}), **(own or {})}
-    render = Renderer(merged, findings)
+    render = Renderer(merged, findings, undefined)
     return {key: render.value(value, (*path, "vars", key)) for key, value in merged.items()}
 
 

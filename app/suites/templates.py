@@ -66,6 +66,10 @@ class TemplateProblem(Exception):
     """A template that cannot be rendered: undefined variable, syntax, or a refused construct."""
 
 
+class UndefinedVariable(TemplateProblem):
+    """A template that names a variable the case does not define."""
+
+
 def _size(value: Any) -> int:
     return len(value) if isinstance(value, str | list | tuple) else 0
 
@@ -282,10 +286,8 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _environment() -> _DataEnvironment:
-    environment = _DataEnvironment(
-        undefined=jinja2.StrictUndefined, autoescape=False, finalize=_finalize
-    )
+def _environment(undefined: type[jinja2.Undefined]) -> _DataEnvironment:
+    environment = _DataEnvironment(undefined=undefined, autoescape=False, finalize=_finalize)
     environment.globals.clear()
     safe: dict[str, Callable[..., Any]] = {
         name: _checked_filter(name, environment.filters[name]) for name in _SAFE_FILTERS
@@ -302,7 +304,9 @@ def _environment() -> _DataEnvironment:
     return environment
 
 
-_ENVIRONMENT = _environment()
+_ENVIRONMENT = _environment(jinja2.StrictUndefined)
+_LENIENT = _environment(jinja2.ChainableUndefined)
+"""promptfoo's reading (nunjucks): an undefined name, or a key of one, renders empty."""
 
 
 def _walk(node: nodes.Node, loop_depth: int = 0) -> Iterator[str]:
@@ -321,13 +325,14 @@ def _walk(node: nodes.Node, loop_depth: int = 0) -> Iterator[str]:
 
 
 @lru_cache(maxsize=1024)
-def _compile(source: str) -> jinja2.Template:
+def _compile(source: str, lenient: bool = False) -> jinja2.Template:
+    environment = _LENIENT if lenient else _ENVIRONMENT
     try:
-        tree = _ENVIRONMENT.parse(source)
+        tree = environment.parse(source)
         refused = next(_walk(tree), None)
         if refused is not None:
             raise TemplateProblem(f"template construct refused: {refused}")
-        return _ENVIRONMENT.from_string(tree)
+        return environment.from_string(tree)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateProblem(
             f"template syntax error at line {exc.lineno}: {exc.message}"
@@ -352,16 +357,19 @@ def namespace(variables: Mapping[str, Any]) -> dict[str, Any]:
     return {**variables, "vars": dict(variables)}
 
 
-def render(text: str, scope: Mapping[str, Any]) -> str:
+def render(text: str, scope: Mapping[str, Any], *, lenient: bool = False) -> str:
     """Render ``text`` with ``scope`` (see ``namespace``); text without a template is returned.
 
+    ``lenient``: an undefined variable renders empty (promptfoo's nunjucks), else it is an
+    error.
+
     Raises:
-        TemplateProblem: An undefined variable (named), a syntax error, a refused construct
-            or a result over ``MAX_RENDERED_CHARS``.
+        TemplateProblem: An undefined variable (named: ``UndefinedVariable``), a syntax
+            error, a refused construct or a result over ``MAX_RENDERED_CHARS``.
     """
     if not has_template(text):
         return text
-    template = _compile(text)
+    template = _compile(text, lenient)
     token = _DEADLINE.set(time.monotonic() + TEMPLATE_SECONDS)
     try:
         chunks: list[str] = []
@@ -374,7 +382,7 @@ def render(text: str, scope: Mapping[str, Any]) -> str:
                 )
             chunks.append(chunk)
     except jinja2.UndefinedError as exc:
-        raise TemplateProblem(_undefined_message(str(exc.message))) from None
+        raise UndefinedVariable(_undefined_message(str(exc.message))) from None
     except SecurityError as exc:
         raise TemplateProblem(f"template refused: {exc}") from None
     except (jinja2.TemplateError, TypeError, ValueError, ArithmeticError) as exc:

@@ -127,9 +127,9 @@ def _read_format(raw: Any, where: DocumentPath, findings: Findings) -> ResponseF
 def _from_files(
     raw: Mapping[str, Any], path: DocumentPath, findings: Findings, texts: Mapping[str, str]
 ) -> dict[str, Any]:
-    """``raw`` with its ``tools`` / ``tool_results`` files (``file://...``) read (YAML, JSON)."""
+    """``raw`` with the files its tool keys name (``file://...``) read (YAML, JSON)."""
     values = dict(raw)
-    for key in ("tools", "tool_results", "tool_mocks"):
+    for key in ("tools", "tool_results", "tool_mocks", "response_format"):
         reference = raw.get(key)
         if not isinstance(reference, str):
             continue

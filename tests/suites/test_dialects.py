@@ -476,7 +476,7 @@ async def test_chat_prompt_file_is_rendered_per_test() -> None:
     ("suite", "path", "text"),
     [
         ({"providers": [{"config": {"tools": []}}]}, "providers[0]", "inline provider"),
-        ({"evaluateOptions": {"repeat": 2}}, "evaluateOptions", "evaluation options"),
+        ({"evaluateOptions": {"repeat": 2}}, "evaluateOptions.repeat", "only maxConcurrency"),
     ],
 )
 async def test_prompts_vars_constructs_not_run_here_are_refused(
@@ -512,33 +512,40 @@ async def test_several_providers_are_the_arms_of_one_run() -> None:
     assert report.suite.cases[0].tool_use is None  # the arm on b gets them, not a
 
 
-async def test_a_test_without_graders_runs_ungraded_and_its_transform_is_refused() -> None:
+async def test_a_test_without_graders_runs_ungraded_and_an_unread_option_is_refused() -> None:
     report = await check(
         {
             "prompts": ["{{ q }}"],
             "tests": [
                 {"id": "bare", "vars": {"q": "x"}},
-                {"id": "opts", "vars": {"q": "x"}, "assert": ["y"], "options": {"transform": "x"}},
+                {"id": "opts", "vars": {"q": "x"}, "assert": ["y"], "options": {"delay": 1}},
             ],
         }
     )
     errors = errors_by_path(report)
     assert "tests[0].assert" not in errors
-    assert "transforming the output" in errors["tests[1].options.transform"]
+    assert "'delay' in options" in errors["tests[1].options.delay"]
     bare = await check({"prompts": ["{{ q }}"], "tests": [{"id": "bare", "vars": {"q": "x"}}]})
     assert bare.suite is not None
     [case] = bare.suite.cases
     assert (case.graded, case.evaluators) == (False, ())
 
 
-async def test_undefined_template_variable_is_an_error_naming_it_and_where() -> None:
+async def test_an_undefined_variable_renders_empty_with_a_warning_naming_it_and_where() -> None:
+    # promptfoo renders it empty in a prompt, and keeps a variable using one as written
+    # (measured: tests/conformance/promptfoo/undefined.yaml)
     report = await check(
-        {"prompts": ["Hello {{ name }}"], "tests": [{"id": "a", "vars": {}, "assert": ["ok"]}]}
+        {
+            "prompts": ["Hello {{ name }}!"],
+            "tests": [{"id": "a", "vars": {"x": "{{ nope }}"}, "assert": ["ok"]}],
+        }
     )
-    [error] = report.errors
-    assert error.path == "tests[0].vars"
-    assert "undefined variable 'name'" in error.message
-    assert "prompt 'prompt-1'" in error.message
+    assert report.suite is not None, report.errors
+    assert report.suite.cases[0].input_messages[-1].content == "Hello !"
+    warnings = "\n".join(report.warnings)
+    assert "tests[0].vars: prompt 'prompt-1': undefined variable 'name'" in warnings
+    assert "tests[0].vars.x: undefined variable 'nope'" in warnings
+    assert "kept as written" in warnings
 
 
 async def test_keys_of_the_other_dialect_are_refused_not_ignored() -> None:

@@ -34,11 +34,11 @@ async def test_the_grading_provider_is_the_judge_of_model_graders_without_their_
 
 async def test_other_options_are_refused_by_name() -> None:
     document = suite()
-    document["defaultTest"]["options"]["transform"] = "output.trim()"
-    document["tests"][0]["options"] = {"rubricPrompt": "Grade {{ output }}", "provider": "j"}
+    document["defaultTest"]["options"]["delay"] = 10
+    document["tests"][0]["options"] = {"storeOutputAs": "answer", "provider": "j"}
     errors = errors_by_path(await check(document))
-    assert "transforming the output" in errors["defaultTest.options.transform"]
-    assert "'rubricPrompt' in options" in errors["tests[0].options.rubricPrompt"]
+    assert "'delay' in options" in errors["defaultTest.options.delay"]
+    assert "'storeOutputAs' in options" in errors["tests[0].options.storeOutputAs"]
 
 
 async def test_a_provider_that_names_no_target_is_an_error_at_it() -> None:
@@ -46,3 +46,20 @@ async def test_a_provider_that_names_no_target_is_an_error_at_it() -> None:
     document["tests"][0]["options"] = {"provider": 42}
     errors = errors_by_path(await check(document))
     assert "must name a judge target" in errors["tests[0].options.provider"]
+
+
+async def test_a_rubric_prompt_is_the_judge_prompt_of_llm_rubric_graders() -> None:
+    # measured against promptfoo 0.123.1: tests/conformance/promptfoo/rubric_prompt.yaml
+    document = suite()
+    document["defaultTest"]["options"]["rubricPrompt"] = [
+        {"role": "system", "content": "Topic {{ q }}, rubric: {{ rubric }}"},
+        {"role": "user", "content": "Output: {{ output }}"},
+    ]
+    report = await check(document)
+    assert report.suite is not None, report.errors
+    judge = report.suite.cases[0].evaluators[0]
+    assert judge.prompt == "Topic x, rubric: Is polite\n\nOutput: {{ candidate_answer }}"
+    assert report.suite.cases[0].evaluators[1].prompt is None  # contains: no judge
+    document["tests"][0]["assert"] = [{"type": "factuality", "value": "x"}]
+    errors = errors_by_path(await check(document))
+    assert "in place of that grader's own prompt" in errors["defaultTest.options.rubricPrompt"]

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.evaluators.catalog import find_type
 from app.suites.documents.parsing import parse_json, parse_yaml
 
 _EXPECTED = re.compile(r"^((?:not-)?[a-z][a-z0-9-]*)(?:\((\d+(?:\.\d+)?)\))?(?::([\s\S]*))?$")
@@ -183,6 +184,12 @@ _PREFIXED = (
 )
 
 
+def is_type_name(text: str) -> bool:
+    """Whether ``text`` names a grader type (``is-json``, ``not-is-valid-openai-tools-call``)."""
+    entry, _ = find_type(text)
+    return entry is not None
+
+
 def expected_grader(expected: str) -> dict[str, Any]:
     """A grader from promptfoo's short form (``type(threshold):value``)."""
     for prefixes, kind in _PREFIXED:
@@ -192,6 +199,11 @@ def expected_grader(expected: str) -> dict[str, Any]:
     if expected.startswith("file://"):
         return {"type": "script", "command": ["python", expected.removeprefix("file://").strip()]}
     found = _EXPECTED.fullmatch(expected)
+    if found is not None and found.group(3) is None and is_type_name(found.group(1)):
+        return {
+            "type": found.group(1),
+            **({"threshold": float(found.group(2))} if found.group(2) else {}),
+        }
     if found is None or (found.group(2) is None and found.group(3) is None):
         return {"type": "equals", "value": expected}
     kind, threshold, value = found.groups()

@@ -108,7 +108,41 @@ def text_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
     return found
 
 
-TOOL_FILE_KEYS = ("tools", "tool_results", "tool_mocks")
+VAR_FILE_REFUSED = (
+    *(".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".sh", ".rb"),
+    *(".pdf", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".mp3", ".wav", ".mp4"),
+    *(".docx", ".xlsx", ".pptx", ".zip"),
+)
+"""Files a ``file://`` variable is not read from: programs (promptfoo runs them to make the
+value) and binary files (which it sends encoded); every other file is read as text."""
+
+
+def var_file_references(
+    document: Mapping[str, Any], cases: Mapping[DocumentPath, CaseList]
+) -> dict[DocumentPath, str]:
+    """``file://`` values of variables (the suite's, ``defaultTest``'s, each test's).
+
+    Files read as text, and globs (each file they match); a program or a binary file
+    (``VAR_FILE_REFUSED``) is refused by the reader.
+    """
+    places: list[tuple[DocumentPath, Any]] = [((), document)]
+    default = document.get("defaultTest", document.get("default_test"))
+    places.append((("defaultTest",), default))
+    tests = document.get("tests")
+    places += [(("tests", i), t) for i, t in enumerate(tests if isinstance(tests, list) else [])]
+    places += [case for listed in cases.values() for case in listed]
+    found: dict[DocumentPath, str] = {}
+    for where, place in places:
+        variables = place.get("vars") if isinstance(place, dict) else None
+        for key, value in variables.items() if isinstance(variables, dict) else ():
+            if isinstance(value, str) and value.strip().startswith(FILE_PREFIX):
+                path = strip_file_prefix(value)
+                if not path.lower().endswith(VAR_FILE_REFUSED) or is_pattern(path):
+                    found[(*where, "vars", key)] = path
+    return found
+
+
+TOOL_FILE_KEYS = ("tools", "tool_results", "tool_mocks", "response_format")
 
 
 def tool_file_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
@@ -117,8 +151,9 @@ def tool_file_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]
     tests = document.get("tests")
     places += [(("tests", i), t) for i, t in enumerate(tests if isinstance(tests, list) else [])]
     providers = document.get("providers")
-    if isinstance(providers, list) and providers and isinstance(providers[0], dict):
-        places.append((("providers", 0, "config"), providers[0].get("config")))
+    for index, provider in enumerate(providers if isinstance(providers, list) else []):
+        if isinstance(provider, dict):
+            places.append((("providers", index, "config"), provider.get("config")))
     found: dict[DocumentPath, str] = {}
     for where, place in places:
         for key in TOOL_FILE_KEYS if isinstance(place, dict) else ():
@@ -159,7 +194,8 @@ async def load_sources(
         return sources
     for where, reference in case_references(document).items():
         sources.cases[where] = await _cases(reference, where, file_source, findings)
-    texts = await _expand_globs(text_references(document), file_source, sources, findings)
+    references = {**text_references(document), **var_file_references(document, sources.cases)}
+    texts = await _expand_globs(references, file_source, sources, findings)
     loaded = await file_source.collect(list(texts.values()))
     for where, path in texts.items():
         if path in loaded.files:

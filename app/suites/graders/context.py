@@ -47,7 +47,7 @@ def grader_context(
     """A context for reading one case's graders (``templates``: a 2026 dialect)."""
     return GraderContext(
         findings=findings,
-        render=Renderer(variables, findings),
+        render=Renderer(variables, findings, "empty" if promptfoo else "error"),
         render_prompt=judge_prompt_renderer(variables, findings, templates=templates),
         strings=templates,
         prompt_files=prompt_files,

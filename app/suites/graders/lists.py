@@ -10,6 +10,7 @@ judge (``rubrics``) weighted by their number, as AgentV does.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +18,8 @@ from pydantic import ValidationError
 
 from app.evaluators.catalog import COMMON_KEYS, KNOWN_OPTION_KEYS, GraderType, find_type
 from app.evaluators.config import EvaluatorConfig, RubricItem
+from app.evaluators.model_graded import KINDS as MODEL_GRADED
+from app.evaluators.model_graded import NEGATION_IGNORED
 from app.evaluators.program_asserts import file_reference
 from app.evaluators.registry import EVALUATOR_TYPES, EVALUATORS
 from app.suites.documents.document import DocumentPath
@@ -165,8 +168,10 @@ def read_grader(raw: Any, path: DocumentPath, context: GraderContext) -> Evaluat
         )
         return None
     before = len(findings.errors)
-    raw = _dialect_values(raw, entry, path, context)
+    raw, transforms = _transforms(_dialect_values(raw, entry, path, context), path, context)
     fields = _common_fields(raw, declared, negated, path, findings)
+    if transforms:  # a transform's script sees the test's variables, as an assert's does
+        fields.update(transforms=transforms, test_vars=context.render.variables or {})
     fields.update(_READERS.get(entry.name, _keep)(raw, path, context))
     extras = _extras(raw, entry, fields, path, findings)
     if len(findings.errors) > before:
@@ -174,8 +179,7 @@ def read_grader(raw: Any, path: DocumentPath, context: GraderContext) -> Evaluat
     _check_runnable(entry, declared, raw, negated, path, findings)
     if context.promptfoo:
         fields["semantics"] = "promptfoo"
-    if entry.name in ("javascript", "python"):
-        fields.update(_script(raw, entry.name, path, context))
+    fields.update(_variables(raw, entry.name, path, context))
     try:
         return EvaluatorConfig.model_validate({**extras, **fields, "type": entry.name})
     except ValidationError as exc:
@@ -282,11 +286,13 @@ def promptfoo_values(raw: Mapping[str, Any], entry: GraderType) -> Mapping[str, 
 
     Numbers are text (``contains: 52.5``), a ``-any``/``-all`` string is a
     comma-separated list (``"red, blue"``: ``red`` and ``blue``), the ``value`` of
-    ``is-json``/``contains-json`` is their JSON Schema (a model grader's ``provider`` is read
-    in every dialect, by ``read_grader``).
+    ``is-json``/``contains-json`` is their JSON Schema (a mapping, or its JSON text; a model
+    grader's ``provider`` is read in every dialect, by ``read_grader``).
     """
     type_name = entry.name
     value = raw.get("value")
+    if type_name in ("is_json", "contains_json") and isinstance(value, str):
+        value = _schema_text(value)
     if type_name in ("is_json", "contains_json") and isinstance(value, dict):
         return {**{k: v for k, v in raw.items() if k != "value"}, "schema": value}
     if type_name not in TEXT_FORMS or value is None:
@@ -298,6 +304,56 @@ def promptfoo_values(raw: Mapping[str, Any], entry: GraderType) -> Mapping[str, 
     if type_name in LIST_FORMS and isinstance(value, str):
         value = [part.strip() for part in value.split(",")]
     return {**raw, "value": value}
+
+
+def _transforms(
+    raw: Mapping[str, Any], path: DocumentPath, context: GraderContext
+) -> tuple[Mapping[str, Any], tuple[str, ...]]:
+    """A promptfoo assert's ``transform``, taken out of its keys."""
+    if not context.promptfoo or "transform" not in raw:
+        return raw, ()
+    transforms = read_transform(raw["transform"], (*path, "transform"), context.findings)
+    return {key: value for key, value in raw.items() if key != "transform"}, transforms
+
+
+def read_transform(raw: Any, path: DocumentPath, findings: Findings) -> tuple[str, ...]:
+    """An output ``transform`` (promptfoo's): inline JavaScript, or a JS or Python file."""
+    if not isinstance(raw, str) or not raw.strip():
+        findings.error(path, f"must be JavaScript code or a file://, not {describe(raw)}")
+        return ()
+    reference = file_reference(raw)
+    if reference is not None and not reference[0].endswith((".js", ".cjs", ".mjs", ".py")):
+        findings.error(
+            path,
+            f"{raw.strip()!r} is not supported: a transform file is JavaScript (.js, .cjs, "
+            ".mjs) or Python (.py)",
+        )
+        return ()
+    return (raw,)
+
+
+def _variables(
+    raw: Mapping[str, Any], type_name: str, path: DocumentPath, context: GraderContext
+) -> dict[str, Any]:
+    """The test's variables, for graders that read them.
+
+    Scripts see them as ``context.vars``; the model-graded family's questions name the
+    test's query and context.
+    """
+    if type_name in ("javascript", "python"):
+        return _script(raw, type_name, path, context)
+    if type_name in MODEL_GRADED:
+        return {"test_vars": context.render.variables or {}}
+    return {}
+
+
+def _schema_text(value: str) -> Any:
+    """A JSON Schema written as JSON text (promptfoo's ``value: |`` block), else the text."""
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return value
+    return parsed if isinstance(parsed, dict) else value
 
 
 def _script(
@@ -409,6 +465,13 @@ def _check_runnable(
             findings.error(
                 (*path, key), f"option {key!r} of grader type {entry.name!r} is not supported yet"
             )
+    if negated and entry.name in NEGATION_IGNORED:
+        findings.error(
+            (*path, "type"),
+            f"{declared.strip()!r} is not supported: promptfoo 0.123.1 grades it as the plain "
+            "form (its not- is ignored), so neither meaning would be promptfoo's: write the "
+            "criterion negated instead",
+        )
     if negated and "negate" not in honoured:
         findings.error(
             (*path, "type"),

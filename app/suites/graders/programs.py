@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from app.evaluators.code_judge import DISABLED
 from app.evaluators.config import EvaluatorConfig
-from app.evaluators.program_asserts import runs_program
+from app.evaluators.program_asserts import needs_program_folder
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings
 from app.suites.model import EvalCase, EvalSuite, Workspace, WorkspaceHook
@@ -85,7 +85,8 @@ def _place(
         declared = (aggregator.model_extra or {}).get("cwd")
         folder = _folder(grader, declared, policy, findings, where, reported)
         update["aggregator"] = aggregator.model_copy(update={"cwd": folder})
-    runs = runs_program(grader) or grader.prompt_program is not None or bool(grader.preprocessors)
+    runs = needs_program_folder(grader) or grader.prompt_program is not None
+    runs = runs or bool(grader.preprocessors)
     if grader.type == "code_judge" or runs:
         folder = _folder(grader, grader.cwd, policy, findings, where, reported)
         update["cwd"] = folder

@@ -3,8 +3,9 @@
 ``defaultTest`` gives variables (the suite's ``vars`` under them), graders (appended to each
 test's), a pass mark, metadata and ``options``; it may be a file. Of ``options`` (the
 default's or a test's own) the grading ``provider`` is read: the judge target of model
-graders that name none (``{text, embedding}`` reads ``text``); its other keys are refused
-by name.
+graders that name none (``{text, embedding}`` reads ``text``); and ``transform``, the output
+transform every grader of the test applies first (``evaluators.transforms``); its other keys
+are refused by name.
 """
 
 from __future__ import annotations
@@ -14,26 +15,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.errors import DocumentError
-from app.evaluators.catalog import find_type
 from app.evaluators.config import EvaluatorConfig
+from app.suites.agentv.layout import evaluate_options
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import MISSING, Findings, describe, pick
 from app.suites.documents.parsing import parse_yaml
 from app.suites.files.sources import Sources, strip_file_prefix
-from app.suites.graders.lists import provider_name
+from app.suites.graders.lists import provider_name, read_transform
 from app.suites.prompts_vars.embedding import options_embedding
+from app.suites.prompts_vars.rubric_prompt import grader_family, read_rubric_prompt
+from app.suites.prompts_vars.variables import VarFiles, loaded_variables, read_transform_vars
 from app.suites.reading import refuse
 from app.suites.tool_use import ToolUse
 
 DEFAULT_TEST_KEYS = ("defaultTest", "default_test")
 DEFAULT_TEST_READ = frozenset({"vars", "assert", "threshold", "metadata", "options"})
 OPTIONS_REFUSED = {
-    "transform": "transforming the output before the asserts is not supported yet",
-    "transformVars": "transforming the variables is not supported yet",
-    "rubricPrompt": "a grading prompt of the test's own is not supported yet: write it in "
-    "each llm-rubric's 'prompt'",
     "storeOutputAs": "storing an output for later tests is not supported yet",
 }
+
+
+OPTIONS_READ = frozenset({"provider", "transform", "rubricPrompt", "transformVars"})
 
 
 @dataclass
@@ -50,7 +52,15 @@ class DefaultTest:
     """The judge target ``options.provider`` names for model graders without their own."""
     embedding: str | None = None
     """The embeddings target ``options.provider.embedding`` names (``similar`` graders)."""
+    transform: str | None = None
+    """``options.transform``: the output transform of every test's graders (a test's own
+    ``options.transform`` replaces it)."""
+    rubric_prompt: str | None = None
+    """``options.rubricPrompt``: the judge prompt of every test's ``llm-rubric`` graders."""
+    transform_vars: str | None = None
+    """``options.transformVars``: makes every test's variables (a test's own replaces it)."""
     texts: Mapping[str, str] = field(default_factory=dict)
+    globs: Mapping[str, list[str]] = field(default_factory=dict)
     suite_graders: Any = None
     """AgentV's top-level ``assert``: every test's, unless it skips defaults."""
 
@@ -61,6 +71,8 @@ def default_test(document: Mapping[str, Any], sources: Sources, findings: Findin
     if not isinstance(suite_vars, dict):
         findings.error(("vars",), f"must be a mapping of variables, not {describe(suite_vars)}")
         suite_vars = {}
+    files = VarFiles(sources.texts, sources.globs)
+    suite_vars = loaded_variables(suite_vars, ("vars",), files, findings)
     key, raw = pick(document, DEFAULT_TEST_KEYS, (), findings)
     if raw is MISSING or raw is None:
         return DefaultTest(variables=dict(suite_vars))
@@ -87,6 +99,7 @@ def default_test(document: Mapping[str, Any], sources: Sources, findings: Findin
     if not isinstance(own_vars, dict):
         findings.error((key, "vars"), f"must be a mapping of variables, not {describe(own_vars)}")
         own_vars = {}
+    own_vars = loaded_variables(own_vars, (key, "vars"), files, findings)
     metadata = raw.get("metadata") or {}
     if not isinstance(metadata, dict):
         findings.error((key, "metadata"), f"must be a mapping, not {describe(metadata)}")
@@ -99,18 +112,21 @@ def default_test(document: Mapping[str, Any], sources: Sources, findings: Findin
         metadata=metadata,
         judge=options_judge(raw.get("options"), (key, "options"), findings),
         embedding=options_embedding(raw.get("options"), (key, "options"), findings),
+        transform=options_transform(raw.get("options"), (key, "options"), findings),
+        rubric_prompt=read_rubric_prompt(raw.get("options"), (key, "options"), findings),
+        transform_vars=read_transform_vars(raw.get("options"), (key, "options"), findings),
     )
 
 
 def options_judge(raw: Any, path: DocumentPath, findings: Findings) -> str | None:
-    """The judge target of ``options`` (its ``provider``); its other keys refused by name."""
+    """The judge target of ``options`` (its ``provider``); keys not read refused by name."""
     if raw is None:
         return None
     if not isinstance(raw, dict):
         findings.error(path, f"must be a mapping (provider...), not {describe(raw)}")
         return None
     for key in raw:
-        if key != "provider":
+        if key not in OPTIONS_READ:
             why = OPTIONS_REFUSED.get(key, "only 'provider' (the grading judge) is read")
             refuse(findings, (*path, key), f"'{key}' in options", why)
     if "provider" not in raw:
@@ -124,6 +140,31 @@ def options_judge(raw: Any, path: DocumentPath, findings: Findings) -> str | Non
     return name
 
 
+def options_transform(raw: Any, path: DocumentPath, findings: Findings) -> str | None:
+    """``options.transform`` (checked as an assert's ``transform``), or None."""
+    if not isinstance(raw, dict) or "transform" not in raw:
+        return None
+    transforms = read_transform(raw["transform"], (*path, "transform"), findings)
+    return transforms[0] if transforms else None
+
+
+def transformed_by(
+    graders: tuple[EvaluatorConfig, ...], transform: str | None, variables: Mapping[str, Any]
+) -> tuple[EvaluatorConfig, ...]:
+    """Graders with the test's output transform first (before each one's own).
+
+    Its script sees the test's ``variables``, as an assert's does.
+    """
+    if transform is None:
+        return graders
+    return tuple(
+        grader.model_copy(
+            update={"transforms": (transform, *grader.transforms), "test_vars": dict(variables)}
+        )
+        for grader in graders
+    )
+
+
 def judged_by(
     graders: tuple[EvaluatorConfig, ...], judge: str | None
 ) -> tuple[EvaluatorConfig, ...]:
@@ -132,12 +173,30 @@ def judged_by(
         return graders
     return tuple(
         grader.model_copy(update={"target": judge})
-        if grader.target is None and _family(grader) == "model"
+        if grader.target is None and grader_family(grader) == "model"
         else grader
         for grader in graders
     )
 
 
-def _family(grader: EvaluatorConfig) -> str | None:
-    entry, _ = find_type(grader.type)
-    return entry.family if entry is not None else None
+PROMPTFOO_EVALUATE_OPTIONS = {"maxConcurrency": "max_concurrency"}
+"""promptfoo's ``evaluateOptions`` this service reads, as AgentV's ``evaluate_options``."""
+
+
+def promptfoo_options(raw: Any, findings: Findings) -> dict[str, Any]:
+    """Promptfoo's ``evaluateOptions``: ``maxConcurrency`` and ``repeat``; others refused."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        findings.error(("evaluateOptions",), f"must be a mapping, not {describe(raw)}")
+        return {}
+    for key in raw:
+        if key not in PROMPTFOO_EVALUATE_OPTIONS:
+            why = "only maxConcurrency is read (repetitions, delays, caching, display are not)"
+            refuse(findings, ("evaluateOptions", key), f"'evaluateOptions.{key}'", why)
+    known = {
+        PROMPTFOO_EVALUATE_OPTIONS[key]: raw[key]
+        for key in raw
+        if key in PROMPTFOO_EVALUATE_OPTIONS
+    }
+    return evaluate_options(known, findings)

@@ -20,7 +20,13 @@ from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe
 from app.suites.files.sources import Sources, strip_file_prefix
 from app.suites.reading import CaseOrigin, Renderer, refuse
-from app.suites.templates import TemplateProblem, namespace, render, single_variable
+from app.suites.templates import (
+    TemplateProblem,
+    UndefinedVariable,
+    namespace,
+    render,
+    single_variable,
+)
 
 SEPARATOR = "---"
 """A line of a prompt file that separates two prompts (promptfoo's default)."""
@@ -169,7 +175,7 @@ def prompt_messages(
     findings: Findings,
 ) -> tuple[Message, ...] | None:
     """The input messages one prompt gives for a test's variables (None: an error)."""
-    renderer = Renderer(variables, findings)
+    renderer = Renderer(variables, findings, "empty")
     if prompt.messages is not None:
         return read_messages(prompt.messages, prompt.path, findings, origin.files, renderer)
     assert prompt.text is not None
@@ -179,6 +185,12 @@ def prompt_messages(
         return read_messages(value, (*path, "vars", name or ""), findings, origin.files, renderer)
     try:
         return (user_message(render(prompt.text, namespace(variables))),)
+    except UndefinedVariable as exc:  # promptfoo renders it empty
+        findings.warn((*path, "vars"), f"prompt {prompt.id!r}: {exc}: rendered empty")
+        try:
+            return (user_message(render(prompt.text, namespace(variables), lenient=True)),)
+        except TemplateProblem as problem:
+            findings.error((*path, "vars"), f"prompt {prompt.id!r}: {problem}")
     except TemplateProblem as exc:
         findings.error((*path, "vars"), f"prompt {prompt.id!r}: {exc}")
-        return None
+    return None

@@ -40,10 +40,21 @@ from app.suites.prompts_vars.defaults import (
     default_test,
     judged_by,
     options_judge,
+    options_transform,
+    promptfoo_options,
+    transformed_by,
 )
 from app.suites.prompts_vars.embedding import embedded_by, options_embedding
 from app.suites.prompts_vars.prompts import Prompt, prompt_messages, prompts_named, read_prompts
+from app.suites.prompts_vars.rubric_prompt import prompted_by, read_rubric_prompt
 from app.suites.prompts_vars.scenarios import scenario_tests
+from app.suites.prompts_vars.variables import (
+    VarFiles,
+    expanded_tests,
+    loaded_variables,
+    read_transform_vars,
+    transformed_vars,
+)
 from app.suites.reading import (
     CaseOrigin,
     Renderer,
@@ -62,12 +73,13 @@ from app.suites.workspaces.workspace import read_workspace
 METADATA_KEYS = frozenset({"name", "tags", "version", "metadata"})
 SUITE_KEYS = frozenset(
     {"description", "prompts", "providers", "tests", "$schema", "target", "vars", "workspace"}
+    | {"scenarios"}
     | {"targets"}
     | {"system_prompt", "assert", "evaluate_options", "environment", "extensions", "scenarios"}
+    | {"evaluateOptions"}
     | {*DEFAULT_TEST_KEYS, *METADATA_KEYS}
 )
 SUITE_REFUSED = {
-    "evaluateOptions": "evaluation options (repeat, delay...) are not supported yet",
     "env": "a suite never sets or reads the service's environment",
     "nunjucksFilters": "custom template filters run programs, which suites may not do",
     "derivedMetrics": "derived metrics are not supported yet",
@@ -111,6 +123,7 @@ def read_prompts_vars(
     prompts = read_prompts(document.get("prompts"), sources, findings)
     defaults = default_test(document, sources, findings)
     defaults.texts = sources.texts
+    defaults.globs = sources.globs
     targets, defaults.tool_use, target_tools, target_prompts = _target(
         document, findings, sources.texts, prompts
     )
@@ -118,10 +131,11 @@ def read_prompts_vars(
     cases: list[EvalCase] = []
     origins: dict[str, CaseOrigin] = {}
     first_seen: dict[str, DocumentPath] = {}
-    for path, raw in chain(
+    tests = chain(
         _raw_tests(document, sources, findings), scenario_tests(document, sources, findings)
-    ):
-        for case, origin in _read_test(raw, path, prompts, defaults, findings):
+    )
+    for index, (path, raw) in enumerate(tests):
+        for case, origin in _expanded_test(raw, path, index, prompts, defaults, findings):
             if case.id in first_seen:
                 findings.error((*path, "id"), duplicate_id_error(case.id, first_seen[case.id]))
                 continue
@@ -130,6 +144,7 @@ def read_prompts_vars(
             origins[case.id] = origin
     system_prompt = text_field(document, ("system_prompt",), (), findings)
     options = evaluate_options(document.get("evaluate_options"), findings)
+    options.update(promptfoo_options(document.get("evaluateOptions"), findings))
     if findings.errors:
         return SuiteCheck(suite=None, dialect="prompts-providers-vars")
     suite = EvalSuite(
@@ -242,13 +257,44 @@ def _raw_tests(
         findings.error(("tests",), f"must be a list of tests or a file, not {describe(tests)}")
 
 
-def _read_test(
+def _expanded_test(
     raw: Any,
     path: DocumentPath,
+    index: int,
     prompts: list[Prompt],
     defaults: DefaultTest,
     findings: Findings,
 ) -> Iterator[tuple[EvalCase, CaseOrigin]]:
+    """The cases of one test: variables read, transformed, then expanded (one per list value).
+
+    ``file://`` variables are read first, ``transformVars`` runs on the unexpanded variables
+    (as promptfoo runs it), then each combination of list values is a test.
+    """
+    if isinstance(raw, dict) and isinstance(raw.get("vars"), dict):
+        files = VarFiles(defaults.texts, defaults.globs)
+        variables = loaded_variables(raw["vars"], (*path, "vars"), files, findings)
+        raw = {**raw, "vars": variables}
+    options = raw.get("options") if isinstance(raw, dict) else None
+    code = read_transform_vars(options, (*path, "options"), findings) or defaults.transform_vars
+    if code is not None and isinstance(raw, dict):  # before the expansion, as promptfoo does
+        merged = {**defaults.variables, **(raw.get("vars") or {})}
+        where = (*path, "options", "transformVars")
+        raw = {**raw, "vars": transformed_vars(code, merged, where, findings) or merged}
+    tests = expanded_tests(raw, defaults.variables, path, findings)
+    for number, test in enumerate(tests, start=1):
+        suffix = f".{number}" if len(tests) > 1 else ""
+        yield from _read_test(test, path, (index, suffix), prompts, defaults, findings)
+
+
+def _read_test(
+    raw: Any,
+    path: DocumentPath,
+    place: tuple[int, str],
+    prompts: list[Prompt],
+    defaults: DefaultTest,
+    findings: Findings,
+) -> Iterator[tuple[EvalCase, CaseOrigin]]:
+    """The cases of one test (one per prompt); ``place``: its position and id suffix."""
     if not isinstance(raw, dict):
         findings.error(path, f"a test must be a mapping, not {describe(raw)}")
         return
@@ -257,15 +303,23 @@ def _read_test(
         if key in raw:
             refuse(findings, (*path, key), f"'{key}'", why)
     before = len(findings.errors)
-    variables = case_variables(defaults.variables, raw, path, findings) or {}
+    variables = case_variables(defaults.variables, raw, path, findings, undefined="keep") or {}
     origin = CaseOrigin(path=path, variables=variables)
-    test_id = _test_id(raw, path, findings)
+    test_id = _test_id(raw, path, place, findings)
     judge = options_judge(raw.get("options"), (*path, "options"), findings) or defaults.judge
-    graders = judged_by(_graders(raw, path, defaults, origin, findings), judge)
     embedding = options_embedding(raw.get("options"), (*path, "options"), findings)
     embedding = embedding or defaults.embedding
-    graders = embedded_by(graders, embedding)
-    renderer = Renderer(variables, findings)
+    own_transform = options_transform(raw.get("options"), (*path, "options"), findings)
+    graders = transformed_by(
+        embedded_by(judged_by(_graders(raw, path, defaults, origin, findings), judge), embedding),
+        own_transform or defaults.transform,
+        variables,
+    )
+    rubric_prompt = read_rubric_prompt(raw.get("options"), (*path, "options"), findings)
+    where = (*path, "options") if rubric_prompt else (*defaults.path, "options")
+    rubric_prompt = rubric_prompt or defaults.rubric_prompt
+    graders = prompted_by(graders, rubric_prompt, variables, (*where, "rubricPrompt"), findings)
+    renderer = Renderer(variables, findings, "empty")
     expected_raw = raw.get("expected_output", variables.get("expected_output"))
     expected_path = (
         (*path, "expected_output")
@@ -329,15 +383,18 @@ def promptfoo_thresholds(raw: Any, path: DocumentPath, findings: Findings) -> Th
     return Thresholds.model_validate({"pass": mark.pass_, "borderline": 0, "rule": "mean"})
 
 
-def _test_id(raw: Mapping[str, Any], path: DocumentPath, findings: Findings) -> str | None:
+def _test_id(
+    raw: Mapping[str, Any], path: DocumentPath, place: tuple[int, str], findings: Findings
+) -> str | None:
+    """The test's ``id``, else ``test-<its position among all tests>``; ``.n`` when expanded."""
     test_id = raw.get("id")
+    index, suffix = place
     if test_id is None:
-        index = next((part for part in reversed(path) if isinstance(part, int)), 0)
-        return f"test-{index + 1}"
+        return f"test-{index + 1}{suffix}"
     if not isinstance(test_id, str | int) or not str(test_id).strip():
         findings.error((*path, "id"), f"must be a non-empty string, not {describe(test_id)}")
         return None
-    return str(test_id)
+    return f"{test_id}{suffix}"
 
 
 def _graders(
@@ -373,7 +430,7 @@ def _inputs(
     findings: Findings,
 ) -> Iterator[tuple[str, tuple[Message, ...]]]:
     """``(prompt id, messages)`` for each prompt, or the test's own input without prompts."""
-    renderer = Renderer(variables, findings)
+    renderer = Renderer(variables, findings, "empty")
     if not prompts:
         key = "input" if "input" in raw else None
         value = raw["input"] if key else variables.get("input")

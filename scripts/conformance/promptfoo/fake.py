@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from app.providers.schema_instance import instance_from_schema
@@ -52,12 +53,73 @@ def _satisfied(value: Any, met: bool) -> Any:
     return value
 
 
+STATEMENTS = 10
+"""How many statements the fake lists where promptfoo's graders count them."""
+_CONTEXT = re.compile(r"\ncontext: (.*?)\ncandidate sentences:", re.DOTALL)
+
+
+def _counted(score: float) -> int:
+    return round(score * STATEMENTS)
+
+
+def _verdicts(_text: str, score: float) -> str:
+    words = ("Yes." if number < _counted(score) else "No." for number in range(STATEMENTS))
+    return "Final verdict for each statement in order: " + " ".join(words)
+
+
+def _attributions(_text: str, score: float) -> str:
+    return "\n".join(
+        f"{number + 1}. Sentence {number + 1}. So "
+        + ("[Attributed]" if number < _counted(score) else "[Not Attributed]")
+        for number in range(STATEMENTS)
+    )
+
+
+def _quoted_sentences(text: str, score: float) -> str:
+    """The share ``score`` of the context's sentences, quoted (context-relevance)."""
+    found = _CONTEXT.search(json.loads(text)["messages"][-1]["content"])
+    sentences = re.split(r"(?<=\.)\s+", found.group(1).strip()) if found else []
+    return "\n".join(sentences[: round(score * len(sentences))]) or "Insufficient Information"
+
+
+_RULES: tuple[tuple[str, Callable[[str, float], str]], ...] = (
+    ("single character", lambda _, score: "Reasoning.\n" + ("Y" if score >= 0.5 else "N")),
+    ("must be a single letter A, B, C, D, or E", lambda _, score: json.dumps(
+        {"category": "C" if score >= 0.5 else "D", "reason": f"graded {score:g}"})),
+    ("concise evaluation steps applicable", lambda *_: json.dumps({"steps": ["Check it."]})),
+    ("MUST be an integer from 0 to 10", lambda _, score: json.dumps(
+        {"score": round(score * 10), "reason": f"graded {score:g}"})),
+    ("'verdict' and 'reason'", lambda _, score: json.dumps(
+        {"verdict": "yes" if score >= 0.5 else "no", "reason": f"graded {score:g}"})),
+    ("create one or more statements", lambda *_: "\n".join(
+        f"Statement {number}." for number in range(1, STATEMENTS + 1))),
+    ("Final verdict for each statement in order", _verdicts),
+    ("[Attributed]", _attributions),
+    ("candidate sentences", _quoted_sentences),
+)  # fmt: skip
+"""promptfoo's model-graded prompts (by a phrase of theirs) and the reply that gives them the
+score a ``GRADE=<score>`` in the request asks for, in the form each prompt asks for (counted
+out of ``STATEMENTS`` where promptfoo counts statements)."""
+
+
+def model_graded_reply(text: str, score: float) -> str | None:
+    """The reply to one of promptfoo's model-graded prompts, or None for another request."""
+    for phrase, reply in _RULES:
+        if phrase in text:
+            return reply(text, score)
+    return None
+
+
 def respond(recorded: RecordedRequest) -> Reply | None:
     """The harness's reply to ``recorded`` (None: the server's default)."""
     pick = _PICK.search(recorded.messages_text())
     if pick is not None:
         return Reply(text=f"Answer {pick.group(1)} is the best.")
     score = grade_of(recorded)
+    if score is not None and requested_schema(recorded) is None:
+        special = model_graded_reply(recorded.messages_text(), score)
+        if special is not None:
+            return Reply(text=special)
     if score is not None:
         reason = f"graded {score:g} as the rubric asks"
         known = {"score": score, "pass": score >= 0.5, "reason": reason, "reasoning": reason}
