@@ -16,16 +16,16 @@ from fastapi.routing import APIRoute
 from pydantic import ValidationError
 
 from app.api import DOCUMENTED_MODELS, api_router
-from app.api.auth import install_access_control, public_paths
-from app.api.docs import install_docs
-from app.api.limits import BodySizeLimit
-from app.api.openapi import install_openapi
+from app.api.middleware.auth import install_access_control, public_paths
+from app.api.middleware.limits import BodySizeLimit
+from app.api.middleware.request_context import install_observability
+from app.api.openapi_docs.docs import install_docs
+from app.api.openapi_docs.openapi import install_openapi
 from app.api.problems import install_problem_handlers
-from app.api.request_context import install_observability
 from app.api.ui.routes import install_ui
 from app.errors import ApiKeysFileError, TargetsFileError
 from app.heap import freeze_startup_heap
-from app.runs.rate_buckets import DatabaseRateBuckets
+from app.runs.postgres.rate_buckets import DatabaseRateBuckets
 from app.services.container import build_services
 from app.settings import Settings, load_settings, with_targets_file
 

@@ -38,7 +38,7 @@ import httpx
 from sqlalchemy import text
 
 from app.runs.database import create_engine
-from app.runs.jobs import uninstall_queue_schema
+from app.runs.postgres.jobs import uninstall_queue_schema
 from app.runs.tables import Base
 from bench.evaluate_bench import fake_server, suite_document, write_targets
 from testkit.server import free_port, running_service

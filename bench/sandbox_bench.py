@@ -24,7 +24,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.evaluators.programs import ProgramRunner
+from app.evaluators.code.programs import ProgramRunner
 from app.sandbox import Sandbox
 from app.sandbox.process import run_command
 from app.sandbox.sandbox import SANDBOX_PATH

@@ -10,7 +10,7 @@ Default replies: a judge call (structured output requested, or ``[[ ## candidate
 in the prompt) gets a verdict JSON (an instance of the requested schema if there is one); any
 other call gets the last user message echoed. A forced OpenAI function tool is answered with a
 tool call. ``POST .../embeddings`` (OpenAI's) gets one deterministic vector per input, from
-the input's hashed words (``app.providers.hashed_embeddings``): similar texts are close.
+the input's hashed words (``app.providers.adapters.hashed_embeddings``): similar texts are close.
 
 Modes of real servers (``MODES``, or ``--mode`` standalone): ``refuse-json-schema`` answers
 ``response_format: json_schema`` as llama-cpp-python does (500, "Input should be 'text' or

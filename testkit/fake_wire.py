@@ -13,8 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.providers.hashed_embeddings import DIMENSIONS, MODEL, hashed_embedding, word_count
-from app.providers.schema_instance import instance_from_schema
+from app.providers.adapters.hashed_embeddings import DIMENSIONS, MODEL, hashed_embedding, word_count
+from app.providers.structured_output.schema_instance import instance_from_schema
 
 JUDGE_MARKER = "[[ ## candidate_answer ## ]]"
 DEFAULT_VERDICT = {

@@ -7,14 +7,15 @@ logic; must not import httpx or provider adapters directly.
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from app.api import compare as compare_routes
-from app.api import evaluate as evaluate_routes
-from app.api import format as format_routes
-from app.api import health, ops, report, reviews, run_docs, runs, targets, webhooks
-from app.api import validate as validate_routes
 from app.api.openai_evals import files as openai_files
 from app.api.openai_evals import imports as openai_imports
 from app.api.openai_evals import routes as openai_routes
+from app.api.openapi_docs import run_docs
+from app.api.routes import compare as compare_routes
+from app.api.routes import evaluate as evaluate_routes
+from app.api.routes import format as format_routes
+from app.api.routes import health, ops, report, reviews, runs, targets, webhooks
+from app.api.routes import validate as validate_routes
 
 api_router = APIRouter()
 api_router.include_router(health.router)

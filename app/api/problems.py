@@ -101,7 +101,8 @@ def problem_responses(
         codes: Statuses described by ``PROBLEM_DESCRIPTIONS``.
         described: Statuses with a description of their own (for this operation).
         examples: Errors whose documents are this operation's examples (default: the
-            status's ``EXAMPLE_ERRORS`` entry). ``app.api.openapi`` sets each ``instance``.
+            status's ``EXAMPLE_ERRORS`` entry). ``app.api.openapi_docs.openapi``
+            sets each ``instance``.
     """
     descriptions = {code: PROBLEM_DESCRIPTIONS[code] for code in codes} | dict(described or {})
     errors = EXAMPLE_ERRORS | dict(examples or {})

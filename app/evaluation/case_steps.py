@@ -24,9 +24,9 @@ from app.evaluators.registry import EvaluatorRegistry
 from app.evaluators.results import CaseStatus
 from app.evaluators.verdicts import status_for
 from app.formatting.messages import FormattedPrompt
+from app.providers.access.target_proxy import TargetProxy
 from app.providers.base import CallRole, ProviderRequest, ProviderResponse
 from app.providers.errors import ProviderError, ProviderRejected
-from app.providers.target_proxy import TargetProxy
 from app.settings.tools import ToolSpec, merged_tools
 from app.suites.model import EvalCase
 

@@ -22,7 +22,7 @@ from app.evaluation.records import (
     TokenUsage,
 )
 from app.evaluation.repositories import RepoCheckouts
-from app.evaluators.programs import ProgramRunner
+from app.evaluators.code.programs import ProgramRunner
 from app.providers.base import CallRole, ProviderKind, ProviderRequest, ProviderResponse
 from app.providers.errors import ProviderError
 

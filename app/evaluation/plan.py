@@ -9,8 +9,8 @@ from app.errors import InvalidRequest
 from app.evaluation.arms import RunArm, arm_targets
 from app.evaluation.context import RunnableTarget, TargetLookup
 from app.evaluators.config import EvaluatorConfig
-from app.evaluators.embedding_similarity import embedding_problems
-from app.evaluators.select_best import SELECT_BEST
+from app.evaluators.judges.embedding_similarity import embedding_problems
+from app.evaluators.judges.select_best import SELECT_BEST
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import (
     DEFAULT_GUIDELINE_PATTERNS,

@@ -19,8 +19,8 @@ from app.evaluation.records import ResultRecord
 from app.evaluators.aggregate import combine
 from app.evaluators.base import EvaluatorOutcome, JudgeClient
 from app.evaluators.config import EvaluatorConfig
+from app.evaluators.judges.select_best import SELECT_BEST, is_pending
 from app.evaluators.results import EvaluatorResult
-from app.evaluators.select_best import SELECT_BEST, is_pending
 from app.evaluators.verdicts import Thresholds, status_for
 from app.formatting.messages import ChatMessage
 from app.providers.base import CallRole, ProviderRequest

@@ -16,7 +16,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.providers.base import ProviderRequest, ProviderResponse, ToolCall, ToolStep
-from app.providers.tool_calls import answer_text
+from app.providers.messages.tool_calls import answer_text
 from app.suites.tool_use import ToolUse, canned_result
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from app.evaluation.links import LinkRefused, copy_without_links
 from app.evaluation.repositories import RepoCheckouts, RepositoryError
-from app.evaluators.programs import ProgramError, ProgramRunner
+from app.evaluators.code.programs import ProgramError, ProgramRunner
 from app.sandbox import new_folder
 from app.suites.model import Workspace, WorkspaceHook
 

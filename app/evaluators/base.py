@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from app.evaluators.config import EvaluatorConfig
-from app.evaluators.cpu import CpuBudget
 from app.evaluators.expected import ExpectedMessage
+from app.evaluators.offload.cpu import CpuBudget
 from app.evaluators.results import EvaluatorRawRequest, EvaluatorResult
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import Message
@@ -18,7 +18,7 @@ from app.providers.base import ProviderRequest, ProviderResponse, ToolCall
 from app.settings.tools import ToolSpec
 
 if TYPE_CHECKING:
-    from app.evaluators.programs import ProgramRunner
+    from app.evaluators.code.programs import ProgramRunner
 
 
 class CaseView(Protocol):
@@ -69,7 +69,7 @@ class JudgeClient(Protocol):
 
 
 class ProgramTargets(Protocol):
-    """A code grader program's way to the targets (``app.providers.target_proxy``)."""
+    """A code grader program's way to the targets (``app.providers.access.target_proxy``)."""
 
     def serving(self, url: str) -> AbstractAsyncContextManager[tuple[dict[str, str], Path]]:
         """Open it for the block: yields the program's variables and the proxy's socket.

@@ -25,11 +25,11 @@ from pathlib import Path
 from app.errors import EvaluatorConfigError
 from app.evaluators.aggregate import combine
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome, EvaluatorRunner
-from app.evaluators.code_judge import DISABLED, NOT_FROM_ROOT, read_result
+from app.evaluators.code.code_judge import DISABLED, NOT_FROM_ROOT, read_result
+from app.evaluators.code.programs import ProgramError
 from app.evaluators.config import AggregatorConfig, EvaluatorConfig
-from app.evaluators.judge_output import Unscored, parse_verdict
-from app.evaluators.llm_judge import JUDGE_SYSTEM_PROMPT, VERDICT_SCHEMA, ask_judge
-from app.evaluators.programs import ProgramError
+from app.evaluators.judges.judge_output import Unscored, parse_verdict
+from app.evaluators.judges.llm_judge import JUDGE_SYSTEM_PROMPT, VERDICT_SCHEMA, ask_judge
 from app.evaluators.results import EvaluatorRawRequest, EvaluatorResult
 from app.evaluators.verdicts import verdict_for
 

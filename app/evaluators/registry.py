@@ -17,10 +17,7 @@ from app.evaluators.base import (
     EvaluatorOutcome,
 )
 from app.evaluators.catalog import GRADER_TYPES, GraderType
-from app.evaluators.code_judge import CodeJudgeEvaluator
-from app.evaluators.composite import CompositeEvaluator
-from app.evaluators.config import EvaluatorConfig
-from app.evaluators.deterministic import (
+from app.evaluators.checks.deterministic import (
     DeterministicEvaluator,
     RegexEvaluator,
     check_contains,
@@ -32,40 +29,43 @@ from app.evaluators.deterministic import (
     check_starts_with,
     check_word_count,
 )
-from app.evaluators.embedding_similarity import SimilarEvaluator
-from app.evaluators.field_accuracy import FieldAccuracyEvaluator
-from app.evaluators.javascript import JavascriptEvaluator
-from app.evaluators.json_checks import (
+from app.evaluators.checks.field_accuracy import FieldAccuracyEvaluator
+from app.evaluators.checks.json_checks import (
     check_contains_json,
     check_is_json,
     check_typeof,
     plain_json_check,
 )
-from app.evaluators.llm_judge import LlmJudgeEvaluator
-from app.evaluators.model_graded import KINDS as MODEL_GRADED
-from app.evaluators.model_graded import SCORED as SCORED_MODEL_GRADED
-from app.evaluators.model_graded import ModelGradedEvaluator, pass_mark
-from app.evaluators.program_asserts import ProgramAssertEvaluator
-from app.evaluators.results import EvaluatorResult
-from app.evaluators.rubrics import RubricEvaluator
-from app.evaluators.run_metrics import (
+from app.evaluators.checks.run_metrics import (
     LIMIT_ALIASES,
     ExecutionMetricsEvaluator,
     SingleMetricEvaluator,
 )
-from app.evaluators.select_best import SelectBestEvaluator
-from app.evaluators.similarity import (
+from app.evaluators.checks.similarity import (
     DEFAULT_PASS_MARKS,
     SCORERS,
     LevenshteinEvaluator,
     MetricEvaluator,
 )
-from app.evaluators.tool_asserts import GRADERS as TOOL_CALL_GRADERS
-from app.evaluators.tool_asserts import ToolCallsEvaluator
-from app.evaluators.trajectory import SkillTriggerEvaluator, ToolTrajectoryEvaluator
-from app.evaluators.transforms import transformed
+from app.evaluators.checks.xml_checks import check_contains_xml, check_is_xml
+from app.evaluators.code.code_judge import CodeJudgeEvaluator
+from app.evaluators.code.javascript import JavascriptEvaluator
+from app.evaluators.code.program_asserts import ProgramAssertEvaluator
+from app.evaluators.code.transforms import transformed
+from app.evaluators.composite import CompositeEvaluator
+from app.evaluators.config import EvaluatorConfig
+from app.evaluators.judges.embedding_similarity import SimilarEvaluator
+from app.evaluators.judges.llm_judge import LlmJudgeEvaluator
+from app.evaluators.judges.model_graded import KINDS as MODEL_GRADED
+from app.evaluators.judges.model_graded import SCORED as SCORED_MODEL_GRADED
+from app.evaluators.judges.model_graded import ModelGradedEvaluator, pass_mark
+from app.evaluators.judges.rubrics import RubricEvaluator
+from app.evaluators.judges.select_best import SelectBestEvaluator
+from app.evaluators.results import EvaluatorResult
+from app.evaluators.tool_calls.tool_asserts import GRADERS as TOOL_CALL_GRADERS
+from app.evaluators.tool_calls.tool_asserts import ToolCallsEvaluator
+from app.evaluators.tool_calls.trajectory import SkillTriggerEvaluator, ToolTrajectoryEvaluator
 from app.evaluators.verdicts import verdict_for
-from app.evaluators.xml_checks import check_contains_xml, check_is_xml
 
 _CANONICAL = frozenset(entry.name for entry in GRADER_TYPES)
 GATE_OPTIONS = frozenset({"required", "min_score"})

@@ -13,19 +13,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.providers.anthropic import AnthropicAdapter
-from app.providers.azure import AzureAdapter
+from app.providers.adapters.anthropic import AnthropicAdapter
+from app.providers.adapters.azure import AzureAdapter
+from app.providers.adapters.cli import CliAdapter
+from app.providers.adapters.embeddings import EmbeddingsAdapter, MockEmbeddingsAdapter
+from app.providers.adapters.gemini import GeminiAdapter
+from app.providers.adapters.http import ConnectorFactory
+from app.providers.adapters.mock import MockAdapter
+from app.providers.adapters.openai import OpenAIAdapter
+from app.providers.adapters.responses import ResponsesAdapter
 from app.providers.base import CallObserver, CallRole, Provider, ProviderRequest
-from app.providers.cli import CliAdapter
-from app.providers.embeddings import EmbeddingsAdapter, MockEmbeddingsAdapter
 from app.providers.errors import UnknownTarget
-from app.providers.gemini import GeminiAdapter
-from app.providers.http import ConnectorFactory
 from app.providers.limiter import LimiterFactory, LimiterState, local_limiter
-from app.providers.mock import MockAdapter
-from app.providers.openai import OpenAIAdapter
 from app.providers.preview import ProviderPreview
-from app.providers.responses import ResponsesAdapter
 from app.providers.retry import Sleep
 from app.providers.runtime import TargetDescription, TargetRuntime, retry_policy
 from app.settings import Settings

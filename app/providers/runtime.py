@@ -2,8 +2,8 @@
 
 ``TargetRuntime.complete`` is the one way a call reaches a provider: the role's adaptive
 concurrency limit, the retry policy, the attempt and call time limits, the judge output
-budget, structured-output negotiation (``app.providers.structured``) and the call's log of
-tries (``app.providers.calls``).
+budget, structured-output negotiation (``app.providers.structured_output.structured``) and
+the call's log of tries (``app.providers.calls``).
 """
 
 from __future__ import annotations
@@ -36,7 +36,11 @@ from app.providers.errors import (
 from app.providers.limiter import Limiter, LimiterFactory, LimiterState, local_limiter
 from app.providers.preview import ProviderPreview
 from app.providers.retry import RetryPolicy, Sleep, call_with_retries
-from app.providers.structured import Negotiation, StructuredOutputState, is_refusal
+from app.providers.structured_output.structured import (
+    Negotiation,
+    StructuredOutputState,
+    is_refusal,
+)
 from app.settings import Settings
 from app.settings.targets import CliTarget, Pricing, StructuredForm, TargetConfig
 from app.time_limits import time_limit

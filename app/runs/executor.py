@@ -3,7 +3,7 @@
 Running one case is a function of (run id, case number) that reads the case and writes its
 result only through the store. The embedded default (``execute_run``) feeds a pool of
 asyncio workers from the database; with PostgreSQL, the task queue's workers call
-``run_case`` for each job they claim (``app.runs.worker``). Cases asked for at the same
+``run_case`` for each job they claim (``app.runs.postgres.worker``). Cases asked for at the same
 moment are read in one query (``CaseLoader``) and results are written in batches by the
 store, so a case costs no query of its own.
 """
@@ -27,8 +27,8 @@ from app.evaluation.select_best import pending, settle_test
 from app.observability.logging import bind_log_context
 from app.runs.models import StoredCase
 from app.runs.spec import stored_case
-from app.runs.store import RunStore
-from app.runs.store_base import utc_now
+from app.runs.storage.store import RunStore
+from app.runs.storage.store_base import utc_now
 
 logger = logging.getLogger("app.runs.executor")
 PENDING_BATCH = 100

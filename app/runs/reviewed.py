@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.runs.models import ResultFacts, Review
-from app.runs.reviews_store import ReviewedOutcome
+from app.runs.storage.reviews_store import ReviewedOutcome
 
 STATUS_OF_VERDICT = {"pass": "passed", "borderline": "borderline", "fail": "failed"}
 """The case status a person's verdict stands for."""

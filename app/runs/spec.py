@@ -19,8 +19,8 @@ from app.evaluation.context import CaseContext, ResponseCache, TargetLookup
 from app.evaluation.openai_graders.runner import OPENAI_GRADERS
 from app.evaluation.plan import RunPlan, format_options, mode_of, with_arms
 from app.evaluation.prepared import PreparedRun
+from app.evaluators.code.programs import ProgramRunner
 from app.evaluators.config import EvaluatorConfig
-from app.evaluators.programs import ProgramRunner
 from app.evaluators.registry import EVALUATORS
 from app.formatting import format_prompt
 from app.providers.base import ModelOptions

@@ -4,7 +4,7 @@ The embedded default (SQLite, one process). Created in the lifespan. On start it
 runs left ``queued`` or ``running`` (a crash or a deploy); on shutdown it stops starting
 cases, cancels those in flight and leaves the runs ``running`` in the database, so the next
 start resumes them without repeating finished cases. Cancelling a run stops it for good and
-marks it ``cancelled``. With PostgreSQL, ``app.runs.fleet.FleetRuns`` plays this part and
+marks it ``cancelled``. With PostgreSQL, ``app.runs.postgres.fleet.FleetRuns`` plays this part and
 the task queue's workers execute the cases.
 """
 
@@ -20,7 +20,7 @@ from sqlalchemy.exc import OperationalError
 from app.observability.logging import bind_log_context
 from app.runs.executor import CaseExecutor
 from app.runs.models import RunInfo
-from app.runs.store import RunStore
+from app.runs.storage.store import RunStore
 from app.runs.summary import summary_document
 
 logger = logging.getLogger("app.runs.supervisor")

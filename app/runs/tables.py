@@ -400,7 +400,7 @@ class WebhookEndpointRow(Base):
     """A webhook endpoint registered through the API (those of ``EVAL_WEBHOOKS`` are settings).
 
     It gets the events of its owner's runs (every run when authentication is off). Its
-    signing secret is kept only sealed (``app.runs.webhook_secrets``), never in the clear.
+    signing secret is kept only sealed (``app.runs.notify.webhook_secrets``), never in the clear.
     """
 
     __tablename__ = "webhook_endpoints"

@@ -12,28 +12,28 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.evaluation.prepared import PreparedRun
-from app.evaluators import cpu_process
-from app.evaluators.programs import ProgramRunner
+from app.evaluators.code.programs import ProgramRunner
+from app.evaluators.offload import cpu_process
 from app.observability.links import Links
 from app.observability.logging import add_log_secrets
 from app.observability.metrics import Metrics
-from app.providers.http import tls_context
+from app.providers.adapters.http import tls_context
 from app.providers.limiter import local_limiter
 from app.providers.registry import ProviderRegistry
-from app.runs.cache import StoredResponseCache
 from app.runs.database import database_url
 from app.runs.executor import InProcessExecutor, RunSlots
-from app.runs.fleet import FleetRuns, run_limit_key
-from app.runs.fleet_limits import FleetLimits
-from app.runs.jobs import asyncpg_dsn
+from app.runs.notify.webhook_endpoints import WebhookEndpointStore
+from app.runs.notify.webhook_secrets import SecretBox
+from app.runs.notify.webhook_sender import WebhookSender
+from app.runs.notify.webhooks import Outbox, WebhookStore
+from app.runs.postgres.fleet import FleetRuns, run_limit_key
+from app.runs.postgres.fleet_limits import FleetLimits
+from app.runs.postgres.jobs import asyncpg_dsn
+from app.runs.postgres.worker import CaseWorker
 from app.runs.spec import RunSpec, prepare_stored_run
-from app.runs.store import RunStore
+from app.runs.storage.cache import StoredResponseCache
+from app.runs.storage.store import RunStore
 from app.runs.supervisor import RunScheduler, RunSupervisor
-from app.runs.webhook_endpoints import WebhookEndpointStore
-from app.runs.webhook_secrets import SecretBox
-from app.runs.webhook_sender import WebhookSender
-from app.runs.webhooks import Outbox, WebhookStore
-from app.runs.worker import CaseWorker
 from app.sandbox import sweep_stale
 from app.services.openai_evals import OpenAIEvalService
 from app.services.openai_imports import OpenAIImportService

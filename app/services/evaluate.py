@@ -19,7 +19,7 @@ from app.evaluation.prepared import PreparedRun
 from app.evaluation.records import ResultRecord
 from app.evaluation.select_best import pending, settle_test
 from app.evaluation.summary import SummaryBuilder
-from app.providers.inline import inline_target
+from app.providers.access.inline import inline_target
 from app.providers.registry import ProviderRegistry, TargetRuntime
 from app.schemas.evaluate import EvaluateRequest, EvaluateResponse
 from app.services.preparation import prepare_run

@@ -18,7 +18,7 @@ from typing import Any
 from app.errors import DocumentError, FieldError, InvalidRequest, PayloadTooLarge
 from app.evaluation.openai_graders.models import GraderMessage
 from app.evaluation.openai_graders.runner import criterion_config
-from app.evaluators.json_schemas import (
+from app.evaluators.checks.json_schemas import (
     SCHEMA_SECONDS,
     SchemaTimeout,
     schema_problem,

@@ -28,17 +28,17 @@ from app.evaluation.openai_graders.models import (
 from app.evaluation.openai_graders.python_grader import CODE_GRADERS_OFF
 from app.evaluation.plan import RunPlan, embedding_targets
 from app.evaluation.prepared import PreparedRun
-from app.evaluators.json_schemas import schema_problem
+from app.evaluators.checks.json_schemas import schema_problem
+from app.providers.adapters.http import SAMPLING_OPTIONS
 from app.providers.base import ModelOptions
 from app.providers.errors import UnknownTarget
-from app.providers.http import SAMPLING_OPTIONS
 from app.providers.registry import ProviderRegistry
 from app.runs.models import NewCase, NewRun
-from app.runs.openai_imports import OpenAIImportStore
-from app.runs.openai_store import OpenAIEvalStore, StoredEval, StoredEvalRun
+from app.runs.openai_evals.openai_imports import OpenAIImportStore
+from app.runs.openai_evals.openai_store import OpenAIEvalStore, StoredEval, StoredEvalRun
 from app.runs.spec import build_run_spec, case_definition
-from app.runs.store import RunStore
-from app.runs.store_base import utc_now
+from app.runs.storage.store import RunStore
+from app.runs.storage.store_base import utc_now
 from app.runs.supervisor import RunScheduler
 from app.schemas.openai_evals import (
     EvalCreateRequest,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import uuid
 
 from app.errors import NotFound
-from app.evaluators.cpu_process import run_in_process
-from app.runs.openai_store import OpenAIEvalStore, StoredFile
-from app.runs.store_base import utc_now
+from app.evaluators.offload.cpu_process import run_in_process
+from app.runs.openai_evals.openai_store import OpenAIEvalStore, StoredFile
+from app.runs.storage.store_base import utc_now
 from app.schemas.openai_evals import FileDeleted, FileObject, ListPage
 from app.schemas.openai_examples import SAMPLE_FILE_CONTENT, SAMPLE_FILE_ID
 from app.services.openai_cases import check_file, invalid

@@ -17,10 +17,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.errors import NotFound
-from app.runs.openai_imports import FINAL_STATUSES, OpenAIImportStore, created_at
-from app.runs.openai_store import OpenAIEvalStore, StoredEvalRun, StoredFile
+from app.runs.openai_evals.openai_imports import FINAL_STATUSES, OpenAIImportStore, created_at
+from app.runs.openai_evals.openai_store import OpenAIEvalStore, StoredEvalRun, StoredFile
 from app.runs.spec import PlanSpec, RunSpec
-from app.runs.store import RunStore
+from app.runs.storage.store import RunStore
 from app.schemas.openai_evals import (
     CustomDataSourceConfig,
     EvalCreateRequest,

@@ -8,7 +8,7 @@ from typing import Any
 
 from app.evaluation.openai_graders.runner import criterion_id
 from app.runs.models import RunInfo
-from app.runs.openai_store import RunTally, StoredEval, StoredEvalRun, StoredOutput
+from app.runs.openai_evals.openai_store import RunTally, StoredEval, StoredEvalRun, StoredOutput
 from app.schemas.openai_evals import (
     ApiError,
     ChatTurn,

@@ -14,7 +14,7 @@ from app.errors import FieldError, InvalidRequest, ServiceError
 from app.evaluation.context import CaseContext, TargetLookup
 from app.evaluation.plan import build_run_plan, compares_arms, format_options
 from app.evaluation.prepared import PreparedRun
-from app.evaluators.programs import ProgramRunner
+from app.evaluators.code.programs import ProgramRunner
 from app.formatting import FormatOptions
 from app.schemas.evaluate import EvaluateRequest
 from app.settings import Settings

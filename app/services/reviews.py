@@ -11,8 +11,8 @@ from typing import Any
 
 from app.errors import RunNotFound, RunStateConflict
 from app.runs.models import Review
-from app.runs.store import RunStore
-from app.runs.store_base import utc_now
+from app.runs.storage.store import RunStore
+from app.runs.storage.store_base import utc_now
 from app.schemas.reviews import ReviewedSuite, ReviewList, ReviewObject, ReviewRequest
 from app.services.runs import RunService
 

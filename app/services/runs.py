@@ -22,11 +22,11 @@ from app.evaluation.prepared import PreparedRun
 from app.evaluation.summary import RunSummary
 from app.evaluators.catalog import program_reason
 from app.evaluators.config import EvaluatorConfig
-from app.runs.events import parse_last_event_id, stream_run_events
 from app.runs.models import NewCase, NewRun, RunInfo, StoredEvent
 from app.runs.reviewed import reviewed_facts, with_review
 from app.runs.spec import RunSpec, build_run_spec, case_definition
-from app.runs.store import RunStore
+from app.runs.storage.events import parse_last_event_id, stream_run_events
+from app.runs.storage.store import RunStore
 from app.runs.summary import summarize_results
 from app.runs.supervisor import RunScheduler
 from app.schemas.runs import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.errors import FieldError
-from app.evaluators.embedding_similarity import embedding_problems
+from app.evaluators.judges.embedding_similarity import embedding_problems
 from app.schemas.suites import CaseCheck, ValidateRequest, ValidateResponse
 from app.settings import Settings
 from app.suites.documents.document import render_path

@@ -9,12 +9,12 @@ from typing import cast
 
 from app.errors import Conflict, FieldError, InvalidRequest, NotFound
 from app.observability.logging import add_log_secrets
-from app.providers.addresses import pin_host
-from app.providers.inline import check_inline_url
-from app.runs.store_base import utc_now
-from app.runs.webhook_endpoints import RegisteredEndpoint, WebhookEndpointStore
-from app.runs.webhook_secrets import SecretBox
-from app.runs.webhooks import WebhookStore
+from app.providers.access.addresses import pin_host
+from app.providers.access.inline import check_inline_url
+from app.runs.notify.webhook_endpoints import RegisteredEndpoint, WebhookEndpointStore
+from app.runs.notify.webhook_secrets import SecretBox
+from app.runs.notify.webhooks import WebhookStore
+from app.runs.storage.store_base import utc_now
 from app.schemas.webhooks import (
     DeliveryStatus,
     WebhookDeliveryPage,

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from app.errors import DocumentError
-from app.evaluators.trajectory import contains
+from app.evaluators.tool_calls.trajectory import contains
 from app.settings.response_format import ResponseFormat, ResponseFormatError, read_response_format
 from app.settings.tools import (
     ToolChoice,

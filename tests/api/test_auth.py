@@ -10,7 +10,7 @@ import httpx
 import pytest
 from fastapi import FastAPI, Request
 
-from app.api.auth import CallerDep, get_caller
+from app.api.middleware.auth import CallerDep, get_caller
 from app.errors import ApiKeysFileError, Unauthorized
 from app.main import create_app
 from app.settings import Settings

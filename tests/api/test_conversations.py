@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from app.providers.mock import prompt_sections
+from app.providers.adapters.mock import prompt_sections
 from app.settings import Settings
 from testkit.fake_llm import JUDGE_MARKER, FakeLLM, RecordedRequest, Reply, error
 from tests.conftest import ClientFactory, wait_for_run

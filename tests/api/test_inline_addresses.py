@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.providers import addresses
+from app.providers.access import addresses
 from app.settings import Settings
 from testkit.fake_llm import FakeLLM
 from tests.api.test_inline_targets import KEY, SUITE, inline, private_access

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.providers.http import tls_context
+from app.providers.adapters.http import tls_context
 from app.settings import Settings
 from testkit.fake_llm import FakeLLM
 from tests.conftest import ClientFactory

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.main import create_app
-from app.runs.store import RunStore
+from app.runs.storage.store import RunStore
 from app.settings import Settings
 
 

@@ -10,10 +10,10 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from app.api.ratelimit import RequestRateLimiter, ensure_run_capacity
+from app.api.middleware.ratelimit import RequestRateLimiter, ensure_run_capacity
 from app.errors import TooManyRequests
 from app.main import create_app
-from app.runs.rate_buckets import PRUNE_EVERY_SECONDS, DatabaseRateBuckets
+from app.runs.postgres.rate_buckets import PRUNE_EVERY_SECONDS, DatabaseRateBuckets
 from app.settings import Settings
 from tests.conftest import ClientFactory, started
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from app.evaluation.known_answers import candidate_output, known_answer
 from app.evaluation.records import TurnResult
-from app.runs.store import OUTPUT_MARKERS
+from app.runs.storage.store import OUTPUT_MARKERS
 from tests.runs.builders import make_record
 
 texts = st.text(max_size=40)

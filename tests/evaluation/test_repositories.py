@@ -13,7 +13,7 @@ import pytest
 
 from app.evaluation.repositories import RepoCheckouts, RepositoryError
 from app.evaluation.workspaces import WorkspaceError, case_workspace
-from app.evaluators.programs import ProgramRunner
+from app.evaluators.code.programs import ProgramRunner
 from app.suites.model import Workspace, WorkspaceHook, WorkspaceRepo
 from testkit.git_repos import git, make_repository, serve_repositories
 

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from app.evaluators.base import CandidateRun, EvaluationContext
+from app.evaluators.code.programs import ProgramRunner
 from app.evaluators.config import EvaluatorConfig
-from app.evaluators.programs import ProgramRunner
 from app.evaluators.registry import EVALUATORS
 from app.evaluators.results import EvaluatorResult
+from app.providers.access.target_proxy import TargetProxy
 from app.providers.base import ToolCall
-from app.providers.target_proxy import TargetProxy
 from app.suites.loader import SuiteReport, check_suite
 from tests.evaluators.fakes import ScriptedTarget, verdict_json
 from tests.suites.helpers import check, errors_by_path, source

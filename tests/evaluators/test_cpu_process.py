@@ -1,4 +1,4 @@
-"""The CPU processes of ``app.evaluators.cpu_process`` end with the service that started them."""
+"""The CPU processes of ``app.evaluators.offload.cpu_process`` end with their service."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 STARTER = """
 import sys, time
-from app.evaluators import cpu_process
+from app.evaluators.offload import cpu_process
 pool = cpu_process._executor()
 for future in [pool.submit(time.sleep, 0.5) for _ in range(cpu_process.PROCESSES)]:
     future.result()  # both started and serving

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.evaluators.config import EvaluatorConfig
-from app.evaluators.embedding_similarity import (
+from app.evaluators.judges.embedding_similarity import (
     Compared,
     compared,
     embedding_problems,

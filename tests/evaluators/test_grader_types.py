@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from app.evaluators.base import CandidateRun, EvaluationContext
-from app.evaluators.js_engine import REGEX_TIMEOUT_MS
+from app.evaluators.code.js_engine import REGEX_TIMEOUT_MS
 from app.evaluators.registry import EVALUATORS
 from app.evaluators.results import EvaluatorResult
 from app.providers.base import ToolCall
@@ -462,7 +462,7 @@ def test_nlp_metrics_come_from_their_libraries() -> None:
     from rapidfuzz.distance import Levenshtein
     from rouge_score import rouge_scorer
 
-    from app.evaluators import text_metrics
+    from app.evaluators.checks import text_metrics
 
     hyp, ref = "the quick brown fox", "the quick brown dog"
     assert text_metrics.bleu(hyp, [ref]) == sacrebleu.sentence_bleu(hyp, [ref]).score / 100

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.evaluators.json_schemas import (
+from app.evaluators.checks.json_schemas import (
     MAX_SCHEMA_NODES,
     SchemaTimeout,
     schema_problem,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app.evaluators.judge_output import (
+from app.evaluators.judges.judge_output import (
     JudgeVerdict,
     Unscored,
     parse_rubric_checks,

@@ -6,7 +6,7 @@ import json
 
 from app.evaluators.base import EvaluationContext
 from app.evaluators.config import DEFAULT_EVALUATOR, EvaluatorConfig
-from app.evaluators.llm_judge import JUDGE_SYSTEM_PROMPT, VERDICT_SCHEMA
+from app.evaluators.judges.llm_judge import JUDGE_SYSTEM_PROMPT, VERDICT_SCHEMA
 from app.evaluators.registry import EVALUATORS
 from app.formatting.messages import Message
 from app.providers.base import CallRole

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from app.evaluators.base import CandidateRun, EvaluationContext
-from app.evaluators.programs import ProgramRunner
+from app.evaluators.code.programs import ProgramRunner
 from app.evaluators.registry import EVALUATORS
-from app.providers.agent_output import parse_agent_output
+from app.providers.messages.agent_output import parse_agent_output
 from app.suites.loader import SuiteReport, check_suite
 from tests.evaluators.fakes import ScriptedTarget, verdict_json
 from tests.suites.helpers import errors_by_path, source

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from app.evaluators.base import EvaluationContext
-from app.evaluators.program_asserts import inline_source
-from app.evaluators.programs import ProgramRunner
+from app.evaluators.code.program_asserts import inline_source
+from app.evaluators.code.programs import ProgramRunner
 from app.evaluators.registry import EVALUATORS
 from app.evaluators.results import EvaluatorResult
 from app.suites.loader import SuiteReport, check_suite
@@ -157,7 +157,7 @@ async def test_python_asserts_need_code_graders_and_a_suite_file(tmp_path: Path)
 BURST = """\
 import asyncio, uvloop
 from pathlib import Path
-from app.evaluators.programs import ProgramRunner
+from app.evaluators.code.programs import ProgramRunner
 
 async def burst():
     runner = ProgramRunner(roots=(Path("/tmp"),))

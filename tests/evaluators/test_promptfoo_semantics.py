@@ -12,9 +12,9 @@ import pytest
 
 from app.evaluators.aggregate import combine
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome
+from app.evaluators.checks.text_metrics import promptfoo_bleu, promptfoo_rouge_1
 from app.evaluators.registry import EVALUATORS
 from app.evaluators.results import EvaluatorResult
-from app.evaluators.text_metrics import promptfoo_bleu, promptfoo_rouge_1
 from app.evaluators.verdicts import Thresholds
 from tests.evaluators.fakes import ScriptedTarget
 from tests.suites.helpers import check
@@ -199,7 +199,7 @@ async def test_a_typescript_file_is_refused_by_name_and_a_javascript_file_is_a_p
 async def test_a_reply_of_tool_calls_is_the_calls_in_javascript_asserts() -> None:
     from app.evaluators.base import CandidateRun
     from app.providers.base import ToolCall
-    from app.providers.tool_calls import answer_text
+    from app.providers.messages.tool_calls import answer_text
 
     call = ToolCall(tool="get_weather", input={"city": "Oslo"}, arguments='{"city": "Oslo"}')
     answer = answer_text("", [call])

@@ -8,8 +8,8 @@ import pytest
 
 from app.evaluators.base import EvaluationContext
 from app.evaluators.config import EvaluatorConfig, RubricItem
+from app.evaluators.judges.rubrics import rubric_schema
 from app.evaluators.registry import EVALUATORS
-from app.evaluators.rubrics import rubric_schema
 from app.evaluators.verdicts import Thresholds, verdict_for
 from tests.evaluators.fakes import ScriptedTarget, make_case, verdict_json
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from app.evaluators.base import EvaluationContext
-from app.evaluators.programs import ProgramRunner
+from app.evaluators.code.programs import ProgramRunner
 from app.evaluators.registry import EVALUATORS
 from app.evaluators.results import EvaluatorResult
 from app.suites.loader import SuiteReport, check_suite

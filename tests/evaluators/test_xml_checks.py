@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from app.evaluators.checks.xml_checks import check_contains_xml, check_is_xml
 from app.evaluators.config import EvaluatorConfig
-from app.evaluators.xml_checks import check_contains_xml, check_is_xml
 
 BOMB = (
     '<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaaaaaaaa">'

@@ -165,7 +165,7 @@ async def test_agentv_command_fills_prompt_files_and_output_file(tmp_path, make_
 
 
 def test_files_placeholder_inside_an_argument_joins_the_files():
-    from app.providers.cli import command_argv
+    from app.providers.adapters.cli import command_argv
 
     argv = command_argv(
         ["run", "--files={FILES}", "{FILES}", "{GUIDELINES}", "{ATTEMPT}"],

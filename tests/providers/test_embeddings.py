@@ -7,9 +7,9 @@ import math
 
 import pytest
 
+from app.providers.adapters.hashed_embeddings import hashed_embedding
 from app.providers.base import CallRole
 from app.providers.errors import ProviderError
-from app.providers.hashed_embeddings import hashed_embedding
 from app.settings.targets import OpenAITarget, load_targets_file, parse_target
 from testkit.fake_llm import error
 from tests.providers.conftest import FAKE_KEY, SleepRecorder, openai_target, request_for

@@ -8,8 +8,8 @@ import time
 import jsonschema
 
 from app.formatting.messages import ChatMessage
+from app.providers.adapters.mock import overlap_verdict
 from app.providers.base import CallRole
-from app.providers.mock import overlap_verdict
 from tests.providers.conftest import VERDICT_SCHEMA, multi_turn_prompt, request_for
 
 RUBRIC_SCHEMA = {

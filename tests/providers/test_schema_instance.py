@@ -6,8 +6,8 @@ from typing import Any
 
 import jsonschema
 
-from app.evaluators.llm_judge import VERDICT_SCHEMA
-from app.providers.schema_instance import instance_from_schema
+from app.evaluators.judges.llm_judge import VERDICT_SCHEMA
+from app.providers.structured_output.schema_instance import instance_from_schema
 
 RUBRIC_SCHEMA: dict[str, Any] = {
     "type": "object",

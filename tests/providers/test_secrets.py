@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.providers.adapters.http import scrub, scrubbed
 from app.providers.base import CallRole
 from app.providers.errors import ProviderError
-from app.providers.http import scrub, scrubbed
 from testkit.fake_llm import Reply, error
 from tests.providers.conftest import (
     FAKE_KEY,

@@ -12,7 +12,11 @@ from app.errors import TargetsFileError
 from app.providers.base import CallRole, ProviderRequest
 from app.providers.errors import ProviderRejected, ProviderUnavailable
 from app.providers.runtime import TargetRuntime
-from app.providers.structured import SCHEMA_INSTRUCTION, StructuredOutputState, next_form
+from app.providers.structured_output.structured import (
+    SCHEMA_INSTRUCTION,
+    StructuredOutputState,
+    next_form,
+)
 from testkit.fake_llm import (
     JUDGE_MARKER,
     LLAMA_CPP_PYTHON_REFUSAL,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from app.errors import TargetsFileError
+from app.providers.access.inline import inline_target
 from app.providers.errors import InlineTargetRefused, UnknownTarget
-from app.providers.inline import inline_target
 from app.settings import Settings
 from app.settings.targets import (
     AnthropicTarget,

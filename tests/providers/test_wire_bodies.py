@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.formatting.messages import ChatMessage
-from app.providers.anthropic import messages_body
-from app.providers.gemini import generate_content_body
-from app.providers.openai import chat_completions_body
-from app.providers.turns import TOOL_MARKER, alternating_conversation
+from app.providers.adapters.anthropic import messages_body
+from app.providers.adapters.gemini import generate_content_body
+from app.providers.adapters.openai import chat_completions_body
+from app.providers.messages.turns import TOOL_MARKER, alternating_conversation
 from tests.providers.conftest import VERDICT_SCHEMA, multi_turn_prompt, request_for
 
 ORIGINAL_CONTENTS = ["Start task", "Retry please", "Running the tool", '{"ok": true}', "And now?"]

@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import text
 
 from app.runs.database import create_engine
-from app.runs.jobs import uninstall_queue_schema
-from app.runs.store import RunStore
+from app.runs.postgres.jobs import uninstall_queue_schema
+from app.runs.storage.store import RunStore
 from app.runs.tables import Base
 
 POSTGRES_URL_VARIABLE = "EVAL_TEST_POSTGRES_URL"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app.runs.store import RunStore
+from app.runs.storage.store import RunStore
 from testkit.server import ROOT
 from tests.runs.conftest import POSTGRES_URL_VARIABLE, _reset_postgres, postgres_url
 
@@ -27,7 +27,7 @@ PROCESSES = 5
 MIGRATE_ON_SIGNAL = """
 import asyncio, os, sys, time
 from pathlib import Path
-from app.runs.store import RunStore
+from app.runs.storage.store import RunStore
 
 ready, go = Path(sys.argv[1]), Path(sys.argv[2])
 ready.touch()

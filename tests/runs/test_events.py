@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from app.runs.events import parse_last_event_id, stream_run_events
 from app.runs.executor import InProcessExecutor
-from app.runs.store import RunStore
+from app.runs.storage.events import parse_last_event_id, stream_run_events
+from app.runs.storage.store import RunStore
 from app.runs.supervisor import RunSupervisor
 from tests.runs.builders import make_cases, make_new_run
 from tests.runs.fakes import ScriptedRun, preparer_for

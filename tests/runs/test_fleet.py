@@ -11,12 +11,12 @@ from typing import Any
 import asyncpg
 import pytest
 
-from app.runs import fleet
-from app.runs.fleet import FleetRuns
-from app.runs.fleet_limits import IDLE_SECONDS, FleetLimits
-from app.runs.jobs import asyncpg_dsn
-from app.runs.store import RunStore
-from app.runs.worker import CaseWorker
+from app.runs.postgres import fleet
+from app.runs.postgres.fleet import FleetRuns
+from app.runs.postgres.fleet_limits import IDLE_SECONDS, FleetLimits
+from app.runs.postgres.jobs import asyncpg_dsn
+from app.runs.postgres.worker import CaseWorker
+from app.runs.storage.store import RunStore
 from app.services.container import process_name
 from app.settings import Settings
 from tests.runs.builders import make_cases, make_new_run, make_record
@@ -159,7 +159,7 @@ async def test_a_slot_freed_here_goes_to_the_longest_waiting_call_without_a_quer
 async def test_a_slot_kept_by_one_process_goes_at_once_to_another_process_that_waits(
     two_holders: tuple[FleetLimits, FleetLimits], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("app.runs.fleet_limits.IDLE_SECONDS", 30.0)
+    monkeypatch.setattr("app.runs.postgres.fleet_limits.IDLE_SECONDS", 30.0)
     first, second = two_holders
     kept, wanted = first.limiter("target:t:judge", 1), second.limiter("target:t:judge", 1)
     async with kept.slot():
@@ -227,7 +227,7 @@ async def _busy(limiter: Any, served: list[str], name: str, stop: asyncio.Event)
 async def test_processes_within_their_part_of_a_saturated_limit_keep_their_slots(
     two_holders: tuple[FleetLimits, FleetLimits], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("app.runs.fleet_limits.SHARE_SECONDS", 0.2)
+    monkeypatch.setattr("app.runs.postgres.fleet_limits.SHARE_SECONDS", 0.2)
     first, second = two_holders
     given = [count_releases(first, monkeypatch), count_releases(second, monkeypatch)]
     limiters = [first.limiter("run:split", 4), second.limiter("run:split", 4)]
@@ -255,7 +255,7 @@ async def test_processes_within_their_part_of_a_saturated_limit_keep_their_slots
 async def test_processes_take_turns_when_the_limit_is_smaller_than_they_are(
     two_holders: tuple[FleetLimits, FleetLimits], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("app.runs.fleet_limits.SHARE_SECONDS", 0.2)
+    monkeypatch.setattr("app.runs.postgres.fleet_limits.SHARE_SECONDS", 0.2)
     first, second = two_holders
     limiters = [first.limiter("run:one", 1), second.limiter("run:one", 1)]
     served: list[str] = []
@@ -625,7 +625,7 @@ async def test_a_slot_that_could_not_be_given_back_is_given_back_once_the_databa
         await release(key, slots)
 
     monkeypatch.setattr(first, "release", flaky)
-    monkeypatch.setattr("app.runs.fleet_limits.IDLE_SECONDS", 0.0)
+    monkeypatch.setattr("app.runs.postgres.fleet_limits.IDLE_SECONDS", 0.0)
     limiter = first.limiter("run:restarting", 1)
     with pytest.raises(ConnectionRefusedError):
         async with limiter.slot():

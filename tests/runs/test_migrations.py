@@ -12,7 +12,7 @@ from sqlalchemy.engine import Connection
 
 from app.evaluation.records import RoleAttempts, RoleCost
 from app.runs.database import alembic_config
-from app.runs.store import RunStore
+from app.runs.storage.store import RunStore
 from app.runs.tables import Base
 from tests.runs.builders import make_cases, make_new_run, make_record
 

@@ -12,7 +12,7 @@ from app.evaluation.prepared import PreparedRun
 from app.formatting import FormatOptions, Message, format_prompt
 from app.runs.models import NewCase
 from app.runs.spec import case_definition, stored_case
-from app.runs.store import RunStore
+from app.runs.storage.store import RunStore
 from app.suites.model import EvalCase, FormattedCase
 from tests.runs.builders import make_new_run
 

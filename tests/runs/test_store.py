@@ -13,9 +13,9 @@ from app.errors import IdempotencyConflict, InvalidRequest, RunNotFound, RunStat
 from app.evaluation.records import RoleAttempts, TargetUsage
 from app.evaluators.results import EvaluatorResult
 from app.providers.base import ProviderResponse, Usage
-from app.runs.cache import StoredResponseCache
-from app.runs.openai_store import OpenAIEvalStore
-from app.runs.store import RunStore
+from app.runs.openai_evals.openai_store import OpenAIEvalStore
+from app.runs.storage.cache import StoredResponseCache
+from app.runs.storage.store import RunStore
 from tests.runs.builders import make_cases, make_new_run, make_record
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from app.runs.executor import InProcessExecutor
 from app.runs.models import StoredCase
-from app.runs.store import RunStore
+from app.runs.storage.store import RunStore
 from app.runs.supervisor import RunSupervisor
 from tests.runs.builders import make_cases, make_new_run
 from tests.runs.fakes import ScriptedRun, preparer_for

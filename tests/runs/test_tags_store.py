@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.errors import RunNotFound
-from app.runs.store import RunStore
+from app.runs.storage.store import RunStore
 from tests.runs.builders import make_cases, make_new_run
 
 

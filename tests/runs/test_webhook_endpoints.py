@@ -20,7 +20,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from standardwebhooks.webhooks import Webhook
 
-from app.runs.webhook_secrets import SealedSecretError, SecretBox
+from app.runs.notify.webhook_secrets import SealedSecretError, SecretBox
 from app.settings import Settings
 from app.settings.webhooks import WebhookEndpoint
 from testkit.webhook_receiver import Receiver, webhook_receiver

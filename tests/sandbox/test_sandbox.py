@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import uvloop
 
-from app.evaluators.programs import ProgramError, ProgramRunner
+from app.evaluators.code.programs import ProgramError, ProgramRunner
 from app.sandbox import Sandbox, sweep_stale
 from app.sandbox.command import Identity
 from app.sandbox.process import run_command

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, File, Form, Path, Query, UploadFile
 from fastapi.responses import PlainTextResponse
 
-from app.api.auth import CallerDep
+from app.api.middleware.auth import CallerDep
 from app.api.openai_evals.routes import ERRORS, SAMPLE_SUMMARY, EvalsDep
 from app.schemas.openai_evals import FileDeleted, FileObject, ListPage
 from app.schemas.openai_examples import SAMPLE_FILE_CONTENT, SAMPLE_FILE_ID

@@ -11,8 +11,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Request
 
-from app.api.auth import CallerDep
 from app.api.dependencies import ServicesDep
+from app.api.middleware.auth import CallerDep
 from app.api.openai_evals.routes import ERRORS, SAMPLE_SUMMARY
 from app.schemas.openai_examples import (
     SAMPLE_EVAL_ID,

@@ -6,9 +6,9 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Body, Depends, Header, Path, Query, Request
 
-from app.api.auth import CallerDep
 from app.api.body import text_json_body
 from app.api.dependencies import ServicesDep
+from app.api.middleware.auth import CallerDep
 from app.api.openai_evals.errors import openai_responses
 from app.schemas.openai_evals import (
     EvalCreateRequest,

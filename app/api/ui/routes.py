@@ -14,8 +14,8 @@ from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
-from app.api.auth import CallerDep
-from app.api.runs import RunsDep
+from app.api.middleware.auth import CallerDep
+from app.api.routes.runs import RunsDep
 from app.api.ui import views
 from app.api.ui.matrix import matrix_view
 from app.api.ui.paths import ASSETS_PATH, FRAGMENTS_PATH, UI_PATH

@@ -10,8 +10,8 @@ from app.errors import EvaluatorConfigError
 from app.evaluation.openai_graders.models import StringCheckGrader, TextSimilarityGrader
 from app.evaluation.openai_graders.scope import GraderProblem, render_text
 from app.evaluators.base import JudgeClient
-from app.evaluators.embedding_similarity import embed, vector_measure
-from app.evaluators.text_metrics import UNAVAILABLE_OFFLINE, MetricUnavailable, similarity
+from app.evaluators.checks.text_metrics import UNAVAILABLE_OFFLINE, MetricUnavailable, similarity
+from app.evaluators.judges.embedding_similarity import embed, vector_measure
 from app.providers.errors import ProviderError
 
 COSINE_MODEL = "text-embedding-3-large"

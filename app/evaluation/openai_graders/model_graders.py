@@ -22,7 +22,7 @@ from app.evaluation.openai_graders.models import (
 )
 from app.evaluation.openai_graders.scope import GraderProblem, render_text
 from app.evaluators.base import JudgeClient
-from app.evaluators.judge_output import Unscored, parse_json_reply
+from app.evaluators.judges.judge_output import Unscored, parse_json_reply
 from app.formatting.messages import ChatMessage
 from app.providers.base import CallRole, ModelOptions, ProviderRequest, ProviderResponse
 from app.providers.errors import ProviderError

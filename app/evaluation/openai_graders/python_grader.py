@@ -16,7 +16,7 @@ from typing import Any
 from app.evaluation.openai_graders.checks import Graded
 from app.evaluation.openai_graders.models import PythonGrader
 from app.evaluation.openai_graders.scope import GraderProblem
-from app.evaluators.programs import ProgramError, ProgramRunner
+from app.evaluators.code.programs import ProgramError, ProgramRunner
 
 CODE_GRADERS_OFF = (
     "python graders run only when the operator enables code graders (EVAL_CODE_GRADERS=true); "

@@ -16,9 +16,9 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from app.evaluators.catalog import find_aggregator
+from app.evaluators.checks.json_schemas import schema_problem
+from app.evaluators.code.js_engine import regex_error
 from app.evaluators.config import RubricItem
-from app.evaluators.js_engine import regex_error
-from app.evaluators.json_schemas import schema_problem
 from app.evaluators.registry import RUNNABLE_AGGREGATORS
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe

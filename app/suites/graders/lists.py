@@ -17,10 +17,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.evaluators.catalog import COMMON_KEYS, KNOWN_OPTION_KEYS, GraderType, find_type
+from app.evaluators.code.program_asserts import file_reference
 from app.evaluators.config import EvaluatorConfig, RubricItem
-from app.evaluators.model_graded import KINDS as MODEL_GRADED
-from app.evaluators.model_graded import NEGATION_IGNORED
-from app.evaluators.program_asserts import file_reference
+from app.evaluators.judges.model_graded import KINDS as MODEL_GRADED
+from app.evaluators.judges.model_graded import NEGATION_IGNORED
 from app.evaluators.registry import EVALUATOR_TYPES, EVALUATORS
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe

@@ -14,8 +14,8 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from app.evaluators.code.preprocess import media_type
 from app.evaluators.config import EvaluatorConfig, Preprocessor
-from app.evaluators.preprocess import media_type
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path, PurePosixPath
 
-from app.evaluators.code_judge import DISABLED
+from app.evaluators.code.code_judge import DISABLED
+from app.evaluators.code.program_asserts import needs_program_folder
 from app.evaluators.config import EvaluatorConfig
-from app.evaluators.program_asserts import needs_program_folder
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings
 from app.suites.model import EvalCase, EvalSuite, Workspace, WorkspaceHook

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.errors import DocumentError
-from app.evaluators.javascript import call_source
-from app.evaluators.js_engine import JsError, run_script_waiting
+from app.evaluators.code.javascript import call_source
+from app.evaluators.code.js_engine import JsError, run_script_waiting
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings
 from app.suites.documents.parsing import parse_core_yaml

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from app.providers.schema_instance import instance_from_schema
+from app.providers.structured_output.schema_instance import instance_from_schema
 from testkit.fake_llm import FakeLLM, RunningServer
 from testkit.fake_wire import JUDGE_MARKER, RecordedRequest, Reply, requested_schema
 

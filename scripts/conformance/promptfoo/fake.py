@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from app.providers.schema_instance import instance_from_schema
+from app.providers.structured_output.schema_instance import instance_from_schema
 from testkit.fake_llm import FakeLLM, Reply
 from testkit.fake_wire import RecordedRequest, last_user_text, requested_schema
 

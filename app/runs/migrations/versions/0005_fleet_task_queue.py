@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from app.runs.jobs import install_queue_schema, uninstall_queue_schema
+from app.runs.postgres.jobs import install_queue_schema, uninstall_queue_schema
 
 revision: str = "0005"
 down_revision: str | None = "0004"

@@ -1,0 +1,1 @@
+"""ASGI middleware: API keys and CORS, body size, per-key limits, request context."""

@@ -1,0 +1,1 @@
+"""The OpenAPI document and the pages that show it (Swagger UI, ReDoc)."""

@@ -1,0 +1,1 @@
+"""Graders that need no judge: text, JSON, fields, reference metrics, run figures."""

@@ -1,0 +1,1 @@
+"""Graders of the tool calls a target reports (AgentV trajectories, promptfoo asserts)."""

@@ -1,0 +1,4 @@
+"""Who may reach which target.
+
+Inline targets, their addresses, reachability checks, and the code graders' proxy.
+"""

@@ -1,0 +1,1 @@
+"""One adapter per provider API (and the HTTP plumbing they share)."""

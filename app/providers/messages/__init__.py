@@ -1,0 +1,1 @@
+"""What crosses an adapter besides text: turns, tool calls, an agent's report."""

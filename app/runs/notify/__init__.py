@@ -1,0 +1,1 @@
+"""Webhooks: endpoints, their sealed secrets, deliveries and the sender."""

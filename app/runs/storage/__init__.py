@@ -1,0 +1,1 @@
+"""The store: runs, cases, results, events, reviews, tags and the response cache."""
