@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 APP = Path(__file__).resolve().parents[2] / "app"
-PURE_MODULES = [*sorted((APP / "formatting").glob("*.py")), APP / "evaluators" / "judge_output.py"]
+PURE_MODULES = [
+    *sorted((APP / "formatting").glob("*.py")),
+    APP / "evaluators" / "judges" / "judge_output.py",
+]
 FORBIDDEN = {
     "fastapi",
     "starlette",
