@@ -147,10 +147,12 @@ def _prefix(
         command += ["--unshare-user"]
         if features.no_nested_userns:
             command += ["--disable-userns"]
-    command += runtime_binds(runtime)
-    command += ["--proc", "/proc"] if features.fresh_proc else ["--dir", "/proc"]
+    # The private /tmp first: a runtime path under /tmp (a tool folder of a checkout there)
+    # is bound over it, not hidden by it.
     command += ["--dev", "/dev", "--size", str(limits.tmp_bytes)]
     command += ["--tmpfs", "/tmp", "--chmod", "1777", "/tmp"]
+    command += runtime_binds(runtime)
+    command += ["--proc", "/proc"] if features.fresh_proc else ["--dir", "/proc"]
     present = [entry for entry in runtime if os.path.lexists(entry)]
     for folder in _created_parents(present, runtime):
         command += ["--chmod", "0755", folder]

@@ -173,6 +173,18 @@ async def test_a_program_reads_the_runtimes_files_under_etc(tmp_path: Path) -> N
     assert ran.stdout.strip() == "True"
 
 
+async def test_a_runtime_folder_under_tmp_is_seen_over_the_private_tmp(tmp_path: Path) -> None:
+    # A checkout under /tmp whose tool folder is added to the runtime (the AgentV harness's
+    # bun and uv): the private /tmp was mounted over it, and bwrap then failed to start.
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "marker").write_text("seen")
+    sandbox = Sandbox(runtime=(*Sandbox().runtime, str(tools)))
+    argv = ["python3", "-c", f"print(open('{tools}/marker').read())"]
+    ran = await runner(tmp_path / "work", sandbox).run(argv, b"")
+    assert ran.stdout.strip() == "seen"
+
+
 async def test_a_probe_that_times_out_gives_up_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
