@@ -197,6 +197,7 @@ def candidate_run(
         duration_ms=response.duration_ms if response else None,
         llm_calls=(response.llm_calls or ledger.calls.get("candidate")) if response else None,
         tool_calls=response.tool_calls if response else (),
+        finish_reason=response.finish_reason if response else None,
         tools=tools,
         content=response.content if response else (),
     )

@@ -110,6 +110,7 @@ class CandidateRun:
         duration_ms: How long an agent says it worked (else ``latency_ms`` stands in).
         llm_calls: Model calls an agent reports (an API target: one per call).
         tool_calls: Tool calls the target reports, in order.
+        finish_reason: Why the model stopped, normalised (``app.providers.finish_reasons``).
         tools: The function tools the candidate was offered (the target's and the case's).
         content: The answer's parts, when an agent gave them as blocks with files in them
             (``{type: text, text}``, ``{type: file, path, media_type}``); judges with
@@ -123,6 +124,7 @@ class CandidateRun:
     duration_ms: float | None = None
     llm_calls: int | None = None
     tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str | None = None
     tools: tuple[ToolSpec, ...] = ()
     content: tuple[dict[str, Any], ...] = ()
 

@@ -122,9 +122,16 @@ GRADER_TYPES: tuple[GraderType, ...] = (
     GraderType("is_refusal", "deterministic", "the answer is a refusal", (), _TEXT),
     GraderType(
         "is_valid_function_call",
-        "deterministic",
-        "the answer is a valid function call",
-        ("finish_reason",),
+        "structure",
+        "every tool call names an offered tool, its arguments valid for its schema (promptfoo)",
+        (),
+        _TEXT,
+    ),
+    GraderType(
+        "finish_reason",
+        "metric",
+        "the model stopped for this reason: stop, length, tool_calls... (promptfoo)",
+        (),
         _TEXT,
     ),
     GraderType(

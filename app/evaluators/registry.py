@@ -30,6 +30,7 @@ from app.evaluators.checks.deterministic import (
     check_word_count,
 )
 from app.evaluators.checks.field_accuracy import FieldAccuracyEvaluator
+from app.evaluators.checks.finish_reason import FinishReasonEvaluator
 from app.evaluators.checks.json_checks import (
     check_contains_json,
     check_is_json,
@@ -299,6 +300,7 @@ def build_registry() -> EvaluatorRegistry:
     )
     for name in TOOL_CALL_GRADERS:
         registry.register(name, ToolCallsEvaluator(), ("value", "negate"))
+    registry.register("finish_reason", FinishReasonEvaluator(), ("value",))
     registry.register(
         "code_judge", CodeJudgeEvaluator(), ("command", "script", "cwd", "config", "target")
     )

@@ -9,7 +9,8 @@ are read into ``ToolSpec``:
 - OpenAI Responses: ``{type: function, name, description, parameters, strict}``;
 - OpenAI's legacy ``functions`` and Anthropic: ``{name, description, parameters}`` or
   ``{name, description, input_schema}``;
-- Gemini: ``{functionDeclarations: [{name, description, parameters}]}``.
+- Gemini: ``{functionDeclarations: [{name, description, parameters}]}``, whose schemas may
+  write Gemini's type names (``OBJECT``, ``STRING``: read as ``object``, ``string``).
 
 A tool of another type (``web_search``, ``code_interpreter``, ``mcp``...) is refused by name:
 it would run on the provider's side, out of the suite's reach. ``tool_choice`` reads
@@ -52,6 +53,28 @@ class ToolsError(ValueError):
     """A tool declaration that cannot be read; the message names what is wrong."""
 
 
+_GEMINI_TYPES = frozenset({"STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL"})
+
+
+def json_schema_types(schema: Any) -> Any:
+    """A Gemini ``Schema`` (``type: OBJECT``...) with JSON Schema's type names (lower case)."""
+    if isinstance(schema, list):
+        return [json_schema_types(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    fixed: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "type" and isinstance(value, str) and value in _GEMINI_TYPES:
+            fixed[key] = value.lower()
+        elif key == "properties" and isinstance(value, dict):
+            fixed[key] = {name: json_schema_types(item) for name, item in value.items()}
+        elif isinstance(value, dict | list) and key not in ("enum", "default", "example"):
+            fixed[key] = json_schema_types(value)
+        else:
+            fixed[key] = value
+    return fixed
+
+
 def _one_function(raw: dict[str, Any], where: str) -> ToolSpec:
     name = raw.get("name")
     if not isinstance(name, str) or not name.strip():
@@ -83,7 +106,7 @@ def read_tool(raw: Any, where: str = "tools") -> list[ToolSpec]:
         raise ToolsError(f"{where}: a tool is a mapping, not {type(raw).__name__}")
     declarations = raw.get("functionDeclarations", raw.get("function_declarations"))
     if isinstance(declarations, list):
-        return [_one_function(item, f"{where}.functionDeclarations[{i}]")
+        return [_one_function(json_schema_types(item), f"{where}.functionDeclarations[{i}]")
                 for i, item in enumerate(declarations) if isinstance(item, dict)]  # fmt: skip
     kind = raw.get("type", "function")
     if kind != "function" and not (kind == "custom" and "input_schema" in raw):

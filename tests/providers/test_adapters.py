@@ -79,7 +79,7 @@ async def test_anthropic_adapter_sends_messages_with_version_header(fake_llm, ma
     assert [m["role"] for m in sent.json["messages"]] == ["user", "assistant", "user"]
     assert sent.json["max_tokens"] == 4096
     assert reply.text.endswith("And now?")
-    assert reply.finish_reason == "end_turn"
+    assert reply.finish_reason == "stop"  # end_turn, normalised
     assert reply.usage.output_tokens is not None
 
 
@@ -93,7 +93,7 @@ async def test_gemini_adapter_sends_key_in_header_never_in_url(fake_llm, make_re
     assert [c["role"] for c in sent.json["contents"]] == ["user", "model", "user"]
     assert "systemInstruction" in sent.json
     assert reply.text.endswith("And now?")
-    assert reply.finish_reason == "STOP"
+    assert reply.finish_reason == "stop"  # STOP, normalised
     assert reply.model == "gemini-test"
 
 

@@ -27,7 +27,7 @@ async def test_responses_adapter_posts_instructions_and_input_items(fake_llm, ma
     assert sent.json["max_output_tokens"] == 99
     assert "messages" not in sent.json
     assert reply.text == "And now?"
-    assert reply.finish_reason == "completed"
+    assert reply.finish_reason == "stop"  # completed, normalised
     assert reply.usage.input_tokens
     assert reply.usage.output_tokens == 2
 

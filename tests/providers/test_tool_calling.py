@@ -85,6 +85,24 @@ async def test_each_adapter_sends_the_targets_tools_natively_and_reads_the_calls
         assert [c.id for c in reply.tool_calls] == ["c1", "c2"]
     answer = json.loads(reply.text)
     assert [a["function"]["name"] for a in answer] == ["get_weather", "search"]
+    # tool_calls / tool_use / STOP with calls / completed with calls: one normalised word
+    assert reply.finish_reason == "tool_calls"
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(("max_tokens", "expected"), [(None, "stop"), (16, "length")])
+async def test_each_adapter_records_why_the_model_stopped_in_promptfoos_words(
+    fake_llm, make_registry, name, max_tokens, expected
+):
+    targets = _targets(fake_llm.url)
+    registry = make_registry(
+        [{**t, "tools": [], "tool_choice": None, "max_output_tokens": max_tokens}
+         for t in targets.values()]
+    )  # fmt: skip
+    fake_llm.script(Reply(text=" ".join(["sunny"] * 20)))
+    reply = await registry.get(name).complete(request_for(question="Weather?"))
+    assert fake_llm.shape_errors == []
+    assert reply.finish_reason == expected  # end_turn, STOP, completed / max_tokens, MAX_TOKENS
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,10 @@ agent's reported ones), in order. ``value`` holds the configuration, as promptfo
   only, when given) is within limits; ``type: llm`` counts provider calls instead.
 - ``is-valid-openai-tools-call``: every call names an offered tool and its arguments are a
   JSON object valid for that tool's JSON Schema; ``is-valid-openai-function-call``: the same
-  for the first call (OpenAI's legacy ``function_call``). Without calls reported, the answer
-  is read as OpenAI's ``tool_calls`` JSON (what the answer of a reply with only calls is).
+  for the first call (OpenAI's legacy ``function_call``); ``is-valid-function-call`` (the
+  spelling promptfoo's Gemini examples use, with ``functionDeclarations`` tools): every call,
+  like ``is-valid-openai-tools-call``. Without calls reported, the answer is read as OpenAI's
+  ``tool_calls`` JSON (what the answer of a reply with only calls is).
 
 Schemas are validated with a registry that retrieves nothing: a ``$ref`` to anything outside
 the tool's schema is a failure naming it, never a download.
@@ -218,6 +220,7 @@ GRADERS: dict[str, Grader] = {
     ),
     "is_valid_openai_tools_call": lambda _, x: valid_tools_call(x, first=False),
     "is_valid_openai_function_call": lambda _, x: valid_tools_call(x, first=True),
+    "is_valid_function_call": lambda _, x: valid_tools_call(x, first=False),
 }
 """Each canonical type's checks."""
 

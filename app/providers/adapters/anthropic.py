@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from app.providers.adapters.http import HttpAdapter, UpstreamError, model_options, sampling_fields
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
+from app.providers.finish_reasons import normalise_finish_reason
 from app.providers.messages.tool_calls import answer_text, api_call, call_id, numbered, result_text
 from app.providers.messages.turns import alternating_conversation
 from app.providers.structured_output.json_schema import resolve_refs
@@ -173,7 +174,7 @@ class AnthropicAdapter(HttpAdapter[AnthropicTarget]):
             text=answer_text(text, calls),
             usage=Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens),
             model=reply.model,
-            finish_reason=reply.stop_reason,
+            finish_reason=normalise_finish_reason(reply.stop_reason),
             tool_calls=tuple(calls),
         )
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from app.providers.adapters.http import HttpAdapter, UpstreamError, model_options, sampling_fields
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
+from app.providers.finish_reasons import normalise_finish_reason
 from app.providers.messages.tool_calls import answer_text, api_call, call_id, numbered
 from app.providers.messages.turns import alternating_conversation
 from app.providers.structured_output.json_schema import gemini_schema
@@ -206,7 +207,7 @@ class GeminiAdapter(HttpAdapter[GeminiTarget]):
                 input_tokens=usage.promptTokenCount, output_tokens=usage.candidatesTokenCount
             ),
             model=reply.modelVersion or self.target.model,
-            finish_reason=candidate.finishReason,
+            finish_reason=normalise_finish_reason(candidate.finishReason, called_tools=bool(calls)),
         )
 
     def parse_error(self, payload: Any) -> UpstreamError | None:

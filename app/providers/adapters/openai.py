@@ -24,6 +24,7 @@ from app.providers.adapters.http import (
     sampling_fields,
 )
 from app.providers.base import ProviderRequest, ProviderResponse, ToolCall, Usage
+from app.providers.finish_reasons import normalise_finish_reason
 from app.providers.messages.tool_calls import (
     answer_text,
     api_call,
@@ -213,7 +214,7 @@ def parse_chat_completion(payload: Any, request: ProviderRequest) -> ProviderRes
         text=answer_text(text, calls),
         usage=Usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens),
         model=reply.model,
-        finish_reason=choice.finish_reason,
+        finish_reason=normalise_finish_reason(choice.finish_reason),
         tool_calls=tuple(calls),
     )
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from app.providers.adapters.http import model_options, sampling_fields
 from app.providers.adapters.openai import TOOL_DESCRIPTION, OpenAIAdapter, function_object
 from app.providers.base import ProviderRequest, ProviderResponse, ToolCall, Usage
+from app.providers.finish_reasons import normalise_finish_reason
 from app.providers.messages.tool_calls import (
     answer_text,
     api_call,
@@ -181,7 +182,7 @@ def parse_response(payload: Any, request: ProviderRequest) -> ProviderResponse:
         text=answer_text(text, calls),
         usage=Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens),
         model=reply.model,
-        finish_reason=finish,
+        finish_reason=normalise_finish_reason(finish, called_tools=bool(calls)),
         tool_calls=tuple(calls),
     )
 
