@@ -88,13 +88,23 @@ RESPONSES: dict[str, Any] = {
         "instructions": {"type": ["string", "null"]},
         "input": {"anyOf": [{"type": "string"},
                             {"type": "array", "items": {"$ref": "#/$defs/item"}}]},
-        "tools": {"type": "array", "items": {
+        "tools": {"type": "array", "items": {"anyOf": [{
             "type": "object", "required": ["type", "name", "strict", "parameters"],
             "properties": {"type": {"const": "function"}, "name": _NAME,
                            "description": {"type": ["string", "null"]},
                            "parameters": {"type": ["object", "null"]},
                            "strict": {"type": ["boolean", "null"]}},
-        }},
+        }, {  # built-in tools the API runs itself
+            "type": "object", "required": ["type"],
+            "properties": {"type": {"enum": [
+                "web_search", "web_search_preview", "web_search_preview_2025_03_11",
+                "file_search", "code_interpreter", "image_generation", "computer_use_preview",
+            ]}},
+        }, {
+            "type": "object", "required": ["type", "server_label"],
+            "properties": {"type": {"const": "mcp"}, "server_label": {"type": "string"},
+                           "server_url": {"type": "string"}},
+        }]}},
         "tool_choice": {"anyOf": [
             {"enum": ["none", "auto", "required"]},
             {"type": "object", "required": ["type", "name"],
@@ -142,14 +152,19 @@ ANTHROPIC: dict[str, Any] = {
                                "type": "array", "minItems": 1,
                                "items": {"$ref": "#/$defs/block"}}]}},
         }},
-        "tools": {"type": "array", "items": {
+        "tools": {"type": "array", "items": {"anyOf": [{
             "type": "object", "required": ["name", "input_schema"], "additionalProperties": False,
             "properties": {"name": {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,128}$"},
                            "description": {"type": "string"},
                            "input_schema": {"type": "object", "required": ["type"],
                                             "properties": {"type": {"const": "object"}}},
                            "cache_control": _OBJECT, "strict": {"type": "boolean"}},
-        }},
+        }, {  # server tools, versioned by date
+            "type": "object", "required": ["type", "name"],
+            "properties": {"type": {"type": "string",
+                                    "pattern": "^(web_search|web_fetch|code_execution)_[0-9]{8}$"},
+                           "name": {"type": "string"}},
+        }]}},
         "tool_choice": {"type": "object", "required": ["type"],
                         "properties": {"type": {"enum": ["auto", "any", "tool", "none"]},
                                        "name": {"type": "string"},

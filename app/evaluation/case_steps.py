@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from app.evaluation.context import CallLedger, CaseContext, RecordedTarget, ResponseCache
 from app.evaluation.plan import RunPlan, embedding_targets
 from app.evaluation.records import RawRequest, ResultRecord, TurnResult
-from app.evaluation.tool_loop import CandidateStep, run_tool_loop
+from app.evaluation.tool_loop import CandidateStep, refuse_hosted_tools, run_tool_loop
 from app.evaluation.workspaces import CaseWorkspace
 from app.evaluators.aggregate import Combined
 from app.evaluators.base import CandidateRun, EvaluationContext, EvaluatorOutcome, JudgeClient
@@ -132,6 +132,8 @@ async def ask_candidate(
             "response_format (they need an API target)",
             target=plan.target,
         )
+    if tool_use is not None:
+        refuse_hosted_tools(plan.target, tool_use.hosted, runtime)
     response, steps = await run_tool_loop(candidate, request, tool_use)
     target_tools = getattr(getattr(runtime, "config", None), "tools", ())
     state.offered_tools = merged_tools(target_tools, tool_use.tools if tool_use else ())

@@ -16,7 +16,9 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.providers.base import ProviderRequest, ProviderResponse, ToolCall, ToolStep
+from app.providers.errors import ProviderRejected
 from app.providers.messages.tool_calls import answer_text
+from app.settings.hosted_tools import API_NAMES, HostedTool, unsupported
 from app.suites.tool_use import ToolUse, canned_result
 
 
@@ -44,13 +46,33 @@ def with_tool_use(request: ProviderRequest, tool_use: ToolUse | None) -> Provide
     """The candidate request with the case's tools, tool choice and structured output."""
     if tool_use is None:
         return request
-    update: dict[str, object] = {"tools": tool_use.tools, "tool_choice": tool_use.tool_choice}
+    update: dict[str, object] = {
+        "tools": tool_use.tools,
+        "hosted_tools": tool_use.hosted,
+        "tool_choice": tool_use.tool_choice,
+    }
     if tool_use.response_format is not None:
         fmt = tool_use.response_format
         update["options"] = request.options.model_copy(
             update={"json_schema": fmt.schema_, "json_schema_name": fmt.name}
         )
     return request.model_copy(update=update)
+
+
+def refuse_hosted_tools(target: str, hosted: tuple[HostedTool, ...], runtime: object) -> None:
+    """Refuse a case whose hosted tool the target's API does not run, naming both.
+
+    Raises:
+        ProviderRejected: a hosted tool of another API (or any, on a target without any).
+    """
+    api = getattr(getattr(runtime, "adapter", None), "hosted_tools_api", None)
+    tool = unsupported(hosted, api)
+    if tool is not None:
+        raise ProviderRejected(
+            f"target {target!r} cannot run the hosted tool {tool.label!r}: it is a tool of "
+            f"{API_NAMES[tool.api]}, which runs it itself; name a target of that API",
+            target=target,
+        )
 
 
 def _answered(call: ToolCall, tool_use: ToolUse, step: int) -> ToolCall:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.formatting.messages import ChatMessage, FormattedPrompt
 from app.providers.preview import ProviderPreview
+from app.settings.hosted_tools import HostedTool
 from app.settings.targets import ReasoningEffort, StructuredForm
 from app.settings.tools import ToolChoice, ToolSpec
 
@@ -104,6 +105,9 @@ class ProviderRequest(BaseModel):
         None, exclude=True, description="The case's workspace folder, where an agent works."
     )
     tools: tuple[ToolSpec, ...] = Field((), description="Function tools the model may call.")
+    hosted_tools: tuple[HostedTool, ...] = Field(
+        (), description="Tools the provider runs itself (web search, MCP...), sent as written."
+    )
     tool_choice: ToolChoice | None = None
     tool_steps: tuple[ToolStep, ...] = Field(
         (), description="The candidate's earlier replies in a tool loop, with the results."

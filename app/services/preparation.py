@@ -61,6 +61,7 @@ async def prepare_run(
         case_ids=request.case_ids,
         allow_missing_files=request.allow_missing_files,
         code_graders=settings.code_graders,
+        hosted_tools=settings.hosted_tools,
         env=request.env,
         git=GitSources.from_settings(settings),
     )

@@ -38,6 +38,7 @@ async def validate_suite(
         case_ids=request.case_ids,
         allow_missing_files=request.allow_missing_files,
         code_graders=settings.code_graders,
+        hosted_tools=settings.hosted_tools,
         env=request.env,
         git=GitSources.from_settings(settings),
     )

@@ -81,6 +81,15 @@ class Settings(BaseSettings):
             "(`EVAL_SANDBOX_*`). Off: such suites are refused."
         ),
     )
+    hosted_tools: bool = Field(
+        False,
+        description=(
+            "Let suites declare tools the provider runs itself (Anthropic's web search and "
+            "fetch, the Responses API's web search and MCP, Gemini's Google Search and code "
+            "execution): sent to targets of that API as written, on the operator's account; "
+            "this service never fetches anything for them. Off: such suites are refused."
+        ),
+    )
     git_mirrors: dict[str, Path] = Field(
         default_factory=dict,
         description=(

@@ -12,8 +12,9 @@ are read into ``ToolSpec``:
 - Gemini: ``{functionDeclarations: [{name, description, parameters}]}``, whose schemas may
   write Gemini's type names (``OBJECT``, ``STRING``: read as ``object``, ``string``).
 
-A tool of another type (``web_search``, ``code_interpreter``, ``mcp``...) is refused by name:
-it would run on the provider's side, out of the suite's reach. ``tool_choice`` reads
+A tool of another type (``web_search``, ``code_interpreter``, ``mcp``...) runs on the
+provider's side: suites may declare it (``app.settings.hosted_tools``), targets files and
+``/format`` may not (refused by name). ``tool_choice`` reads
 OpenAI's (``auto``, ``none``, ``required``, ``{type: function, function: {name}}``),
 Anthropic's (``{type: auto|any|tool|none, name}``) and Gemini's (``AUTO``, ``ANY``, ``NONE``)
 spellings.
@@ -24,6 +25,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from app.settings.hosted_tools import HostedTool, hosted_tool
 
 EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -112,7 +115,7 @@ def read_tool(raw: Any, where: str = "tools") -> list[ToolSpec]:
     if kind != "function" and not (kind == "custom" and "input_schema" in raw):
         raise ToolsError(
             f"{where}: tool type {kind!r} is not supported: only function tools (the suite "
-            "gives their results) are sent"
+            "gives their results) and the hosted tools a suite declares are sent"
         )
     function = raw.get("function")
     if isinstance(function, dict):
@@ -120,8 +123,12 @@ def read_tool(raw: Any, where: str = "tools") -> list[ToolSpec]:
     return [_one_function(raw, where)]
 
 
-def read_tools(raw: Any, where: str = "tools") -> tuple[ToolSpec, ...]:
+def read_tools(
+    raw: Any, where: str = "tools", *, hosted: list[HostedTool] | None = None
+) -> tuple[ToolSpec, ...]:
     """A list of tool declarations read into ``ToolSpec``s (names unique).
+
+    With ``hosted`` (a list), tools the provider runs itself are put there instead of refused.
 
     Raises:
         ToolsError: the first declaration that cannot be read, or a duplicate name.
@@ -132,7 +139,13 @@ def read_tools(raw: Any, where: str = "tools") -> tuple[ToolSpec, ...]:
         raw = [raw]
     if not isinstance(raw, list):
         raise ToolsError(f"{where}: must be a list of tools, not {type(raw).__name__}")
-    tools = [tool for i, item in enumerate(raw) for tool in read_tool(item, f"{where}[{i}]")]
+    tools: list[ToolSpec] = []
+    for index, item in enumerate(raw):
+        found = hosted_tool(item) if hosted is not None else None
+        if found is not None and hosted is not None:
+            hosted.append(found)
+        else:
+            tools += read_tool(item, f"{where}[{index}]")
     names = [tool.name for tool in tools]
     for name in names:
         if names.count(name) > 1:

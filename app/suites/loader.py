@@ -28,6 +28,7 @@ from app.suites.files.references import fill_from_files, role_marker_warnings
 from app.suites.files.resolve import FileSource, LoadedFiles
 from app.suites.files.sources import load_sources
 from app.suites.graders.programs import CodePolicy, place_code_graders, place_workspace
+from app.suites.hosted_policy import refuse_unallowed
 from app.suites.model import MAX_CASE_ID_LENGTH, EvalCase, EvalSuite, FormattedCase
 from app.suites.reading import CaseOrigin, Dialect, References, add_reference
 from app.suites.workspaces.git_sources import NO_REPOSITORIES, GitSources
@@ -110,6 +111,7 @@ async def read_suite(
     code_graders: bool = False,
     env: Mapping[str, str] | None = None,
     git: GitSources = NO_REPOSITORIES,
+    hosted_tools: bool = False,
 ) -> SuiteReport:
     """Parse and check a suite, select its cases and read every file they reference.
 
@@ -127,6 +129,7 @@ async def read_suite(
         env: Values of the ``${{ NAME }}`` references of an AgentV 2026 or
             prompts/providers/vars suite (the request's ``env``).
         git: Where a workspace's repositories may be cloned from (none by default).
+        hosted_tools: The operator allows tools the provider runs (web search, MCP...).
     """
     try:
         document, file_source, source_dir = await _read(suite, file_source)
@@ -150,6 +153,7 @@ async def read_suite(
         _check_case_ids(check.suite, check.origins, findings)
     if check.suite is None or findings.errors:
         return report
+    refuse_unallowed(check.suite, check.origins, findings, allowed=hosted_tools)
     policy = CodePolicy(enabled=code_graders, folder=file_source.suite_folder, git=git)
     placed = place_code_graders(check.suite, check.origins, policy, findings)
     placed = place_workspace(placed, policy, findings)
@@ -221,6 +225,7 @@ async def check_suite(
     code_graders: bool = False,
     env: Mapping[str, str] | None = None,
     git: GitSources = NO_REPOSITORIES,
+    hosted_tools: bool = False,
 ) -> SuiteReport:
     """Check a suite as a run would and format its cases for an LM target: nothing raised.
 
@@ -234,6 +239,7 @@ async def check_suite(
         code_graders=code_graders,
         env=env,
         git=git,
+        hosted_tools=hosted_tools,
     )
     if report.valid and report.suite is not None:
         options = FormatOptions(

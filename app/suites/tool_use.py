@@ -3,7 +3,9 @@
 Read from a test (AgentV's and the prompts/providers/vars layouts alike) and from the suite
 (AgentV's suite keys; promptfoo's ``providers[].config``); the case's own win by name:
 
-- ``tools``: function tools in any API's spelling (``app.settings.tools``); ``tool_choice``.
+- ``tools``: function tools in any API's spelling (``app.settings.tools``), and tools the
+  provider runs itself (``app.settings.hosted_tools``: web search, MCP...), kept apart in
+  ``hosted``; ``tool_choice``.
 - ``tool_results`` (or ``tool_mocks``): canned results, so the candidate's calls are answered
   and it goes on for up to ``max_turns`` provider calls (default 5). A mapping of tool name
   to result (any arguments), or a list of ``{tool, args?, result}`` whose ``args`` must be
@@ -23,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from app.errors import DocumentError
 from app.evaluators.tool_calls.trajectory import contains
+from app.settings.hosted_tools import HostedTool, merged_hosted
 from app.settings.response_format import ResponseFormat, ResponseFormatError, read_response_format
 from app.settings.tools import (
     ToolChoice,
@@ -58,6 +61,7 @@ class ToolUse(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     tools: tuple[ToolSpec, ...] = ()
+    hosted: tuple[HostedTool, ...] = ()
     tool_choice: ToolChoice | None = None
     results: tuple[CannedResult, ...] | None = None
     max_turns: int = DEFAULT_MAX_TURNS
@@ -69,6 +73,7 @@ class ToolUse(BaseModel):
             return self
         return ToolUse(
             tools=merged_tools(suite.tools, self.tools),
+            hosted=merged_hosted(suite.hosted, self.hosted),
             tool_choice=self.tool_choice or suite.tool_choice,
             results=self.results if self.results is not None else suite.results,
             max_turns=self.max_turns if self.max_turns != DEFAULT_MAX_TURNS else suite.max_turns,
@@ -158,8 +163,10 @@ def read_tool_use(
         return None
     raw = _from_files(raw, path, findings, texts or {})
     fields: dict[str, Any] = {}
+    hosted: list[HostedTool] = []
     try:
-        fields["tools"] = read_tools(raw.get("tools"), "tools")
+        fields["tools"] = read_tools(raw.get("tools"), "tools", hosted=hosted)
+        fields["hosted"] = tuple(hosted)
         fields["tool_choice"] = read_tool_choice(raw.get("tool_choice"))
     except ToolsError as exc:
         findings.error((*path, "tools"), str(exc))

@@ -21,6 +21,7 @@ from app.providers.messages.tool_calls import answer_text, api_call, call_id, nu
 from app.providers.messages.turns import alternating_conversation
 from app.providers.structured_output.json_schema import resolve_refs
 from app.providers.structured_output.structured import with_schema_in_prompt
+from app.settings.hosted_tools import HostedApi
 from app.settings.targets import AnthropicTarget
 from app.settings.tools import ToolChoice
 
@@ -86,12 +87,12 @@ def messages_body(
     if temperature is not None:
         body["temperature"] = temperature
     body.update(sampling_fields(request, top_p="top_p"))
-    if request.tools:
+    if request.tools or request.hosted_tools:
         body["tools"] = [
             {"name": t.name, **({"description": t.description} if t.description else {}),
              "input_schema": t.parameters}
             for t in request.tools
-        ]  # fmt: skip
+        ] + [t.spec for t in request.hosted_tools]  # fmt: skip
     if request.tool_choice is not None:
         body["tool_choice"] = anthropic_tool_choice(request.tool_choice)
     schema = request.options.json_schema
@@ -136,6 +137,8 @@ def tool_loop_messages(request: ProviderRequest) -> list[dict[str, Any]]:
 
 class AnthropicAdapter(HttpAdapter[AnthropicTarget]):
     """``POST {base_url}/v1/messages`` with ``x-api-key`` and ``anthropic-version``."""
+
+    hosted_tools_api: HostedApi | None = "anthropic"
 
     api = "Anthropic"
 

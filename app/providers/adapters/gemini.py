@@ -23,6 +23,7 @@ from app.providers.messages.tool_calls import answer_text, api_call, call_id, nu
 from app.providers.messages.turns import alternating_conversation
 from app.providers.structured_output.json_schema import gemini_schema
 from app.providers.structured_output.structured import with_schema_in_prompt
+from app.settings.hosted_tools import HostedApi
 from app.settings.targets import GeminiTarget
 from app.settings.tools import ToolChoice
 
@@ -101,6 +102,8 @@ def generate_content_body(
             for t in request.tools
         ]  # fmt: skip
         body["tools"] = [{"functionDeclarations": declarations}]
+    if request.hosted_tools:
+        body["tools"] = body.get("tools", []) + [t.spec for t in request.hosted_tools]
     if request.tool_choice is not None:
         body["toolConfig"] = {"functionCallingConfig": gemini_tool_choice(request.tool_choice)}
     temperature, max_tokens = model_options(request, temperature, max_output_tokens)
@@ -167,6 +170,8 @@ def _daily_quota_spent(details: list[dict[str, Any]]) -> bool:
 
 class GeminiAdapter(HttpAdapter[GeminiTarget]):
     """One Gemini model."""
+
+    hosted_tools_api: HostedApi | None = "gemini"
 
     api = "Gemini"
 

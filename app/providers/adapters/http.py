@@ -32,6 +32,7 @@ from app.providers.errors import (
 )
 from app.providers.preview import ProviderPreview
 from app.providers.retry import parse_retry_after
+from app.settings.hosted_tools import HostedApi
 from app.settings.tools import merged_tools
 
 # Error codes and phrases that mean money or quota ran out: retrying cannot help.
@@ -193,6 +194,9 @@ def client_session(
 
 class HttpAdapter(ABC, Generic[TargetT]):
     """One wire format over one long-lived ``aiohttp.ClientSession``; one attempt per call."""
+
+    hosted_tools_api: HostedApi | None = None
+    """The API whose hosted tools (web search, MCP...) the target sends; None: none."""
 
     kind: ProviderKind = "api"
     api: str = "provider"

@@ -32,6 +32,7 @@ from app.providers.messages.tool_calls import (
 from app.providers.messages.turns import openai_messages
 from app.providers.structured_output.json_schema import openai_strict_schema, resolve_refs
 from app.providers.structured_output.structured import with_schema_in_prompt
+from app.settings.hosted_tools import HostedApi
 from app.settings.tools import ToolChoice
 
 
@@ -131,6 +132,7 @@ def responses_body(
     if request.tool_choice is not None:
         body["tool_choice"] = responses_tool_choice(request.tool_choice)
     _structured(request, form, body, tools)
+    tools += [t.spec for t in request.hosted_tools]
     if tools:
         body["tools"] = tools
     return body, schema_rewrites + rewrites
@@ -189,6 +191,8 @@ def parse_response(payload: Any, request: ProviderRequest) -> ProviderResponse:
 
 class ResponsesAdapter(OpenAIAdapter):
     """``POST {base_url}/responses``; authentication and errors as Chat Completions'."""
+
+    hosted_tools_api: HostedApi | None = "responses"
 
     def build_body(self, request: ProviderRequest) -> tuple[dict[str, Any], list[str]]:
         """See ``responses_body``."""

@@ -89,6 +89,7 @@ def service_env(
         "EVAL_TARGETS": json.dumps(targets),
         "EVAL_WORKSPACE_ROOTS": ",".join(str(root) for root in roots),
         "EVAL_CODE_GRADERS": "true",
+        "EVAL_HOSTED_TOOLS": "true",
         "EVAL_RETRY_MAX_ATTEMPTS": "1",
     }
 
