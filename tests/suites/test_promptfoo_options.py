@@ -63,3 +63,18 @@ async def test_a_rubric_prompt_is_the_judge_prompt_of_llm_rubric_graders() -> No
     document["tests"][0]["assert"] = [{"type": "factuality", "value": "x"}]
     errors = errors_by_path(await check(document))
     assert "in place of that grader's own prompt" in errors["defaultTest.options.rubricPrompt"]
+
+
+async def test_options_providers_is_warned_about_as_promptfoo_does_not_read_it_either() -> None:
+    # promptfoo 0.123.1 accepts `options.providers` (its google-aistudio-tools example) and
+    # never reads it: the grading defaults apply there too
+    document = suite()
+    document["defaultTest"]["options"]["providers"] = {"text": "judge-z", "embedding": "e"}
+    report = await check(document)
+    assert report.suite is not None, report.errors
+    targets = [[grader.target for grader in case.evaluators] for case in report.suite.cases]
+    assert targets == [["judge-a", None], ["judge-b"], ["judge-c"]]
+    assert any(
+        "defaultTest.options.providers" in warning and "does not read it either" in warning
+        for warning in report.warnings
+    ), report.warnings

@@ -36,6 +36,11 @@ OPTIONS_REFUSED = {
 
 
 OPTIONS_READ = frozenset({"provider", "transform", "rubricPrompt", "transformVars"})
+OPTIONS_UNREAD_BY_PROMPTFOO = {
+    "providers": "promptfoo 0.123.1 does not read it either (grading providers are "
+    "'options.provider': a target, or {text, embedding}); the grading defaults apply",
+}
+"""Keys promptfoo's own examples write that promptfoo accepts and never reads: warned about."""
 
 
 @dataclass
@@ -126,7 +131,9 @@ def options_judge(raw: Any, path: DocumentPath, findings: Findings) -> str | Non
         findings.error(path, f"must be a mapping (provider...), not {describe(raw)}")
         return None
     for key in raw:
-        if key not in OPTIONS_READ:
+        if key in OPTIONS_UNREAD_BY_PROMPTFOO:
+            findings.warn((*path, key), f"not read: {OPTIONS_UNREAD_BY_PROMPTFOO[key]}")
+        elif key not in OPTIONS_READ:
             why = OPTIONS_REFUSED.get(key, "only 'provider' (the grading judge) is read")
             refuse(findings, (*path, key), f"'{key}' in options", why)
     if "provider" not in raw:
