@@ -117,7 +117,13 @@ GRADER_TYPES: tuple[GraderType, ...] = (
     ),
     GraderType("is_xml", "deterministic", "the answer is XML (with `value`'s elements)", (), _TEXT),
     GraderType("contains_xml", "deterministic", "the answer contains XML", (), _TEXT),
-    GraderType("is_sql", "deterministic", "the answer is SQL", ("contains_sql",), _TEXT),
+    GraderType(
+        "is_sql",
+        "deterministic",
+        "the answer is SQL of `databaseType`, on allowed tables and columns (promptfoo)",
+        (),
+        _TEXT,
+    ),
     GraderType("is_html", "deterministic", "the answer is HTML", ("contains_html",), _TEXT),
     GraderType("is_refusal", "deterministic", "the answer is a refusal", (), _TEXT),
     GraderType(

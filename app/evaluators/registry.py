@@ -48,6 +48,7 @@ from app.evaluators.checks.similarity import (
     LevenshteinEvaluator,
     MetricEvaluator,
 )
+from app.evaluators.checks.sql_checks import check_is_sql
 from app.evaluators.checks.xml_checks import check_contains_xml, check_is_xml
 from app.evaluators.code.code_judge import CodeJudgeEvaluator
 from app.evaluators.code.javascript import JavascriptEvaluator
@@ -286,7 +287,11 @@ def build_registry() -> EvaluatorRegistry:
     )
     registry.register("field_accuracy", FieldAccuracyEvaluator(), ("fields", "aggregation"))
     registry.register("select_best", SelectBestEvaluator(), ("value", "target"))
-    for name, check in (("is_xml", check_is_xml), ("contains_xml", check_contains_xml)):
+    for name, check in (
+        ("is_xml", check_is_xml),
+        ("contains_xml", check_contains_xml),
+        ("is_sql", check_is_sql),
+    ):
         registry.register(name, DeterministicEvaluator(check, heavy=True), ("value", "negate"))
     scripts = ProgramAssertEvaluator(JavascriptEvaluator())
     for name in ("javascript", "python"):
