@@ -20,9 +20,13 @@ from tests.conftest import ClientFactory
 WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search", "max_uses": 2}
 MCP = {"type": "mcp", "server_label": "deepwiki", "server_url": "https://mcp.example/mcp",
        "require_approval": "never", "allowed_tools": ["ask_question"]}  # fmt: skip
-GOOGLE_SEARCH = {"googleSearch": {}}
+GOOGLE_SEARCH: dict[str, Any] = {"googleSearch": {}}
 WEATHER = {"name": "get_weather", "input_schema": {"type": "object", "properties": {}}}
-HOSTED = {"claude": WEB_SEARCH, "responses": MCP, "gemini": GOOGLE_SEARCH}
+HOSTED: dict[str, dict[str, Any]] = {
+    "claude": WEB_SEARCH,
+    "responses": MCP,
+    "gemini": GOOGLE_SEARCH,
+}
 
 
 def suite(*tools: dict[str, Any]) -> dict[str, Any]:
@@ -79,3 +83,49 @@ async def test_hosted_tools_are_refused_by_name_unless_the_operator_allows_them(
     assert any("'web_search_20250305'" in m and "EVAL_HOSTED_TOOLS=true" in m for m in messages)
     assert run.status_code == 422
     assert fake_llm.requests == []
+
+
+def responses_body(*items: dict[str, Any]) -> dict[str, Any]:
+    message = {"type": "message", "id": "m", "status": "completed", "role": "assistant",
+               "content": [{"type": "output_text", "text": "The spec lists stdio and HTTP.",
+                            "annotations": []}]}  # fmt: skip
+    usage = {"input_tokens": 5, "output_tokens": 7}
+    return {"id": "resp_1", "object": "response", "status": "completed", "model": "gpt-test",
+            "output": [*items, message], "usage": usage}  # fmt: skip
+
+
+LISTED = {"type": "mcp_list_tools", "id": "l", "server_label": "deepwiki",
+          "tools": [{"name": "ask_question"}]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("call", "line", "valid"),
+    [
+        ({"type": "mcp_call", "id": "c", "name": "ask_question", "server_label": "deepwiki",
+          "arguments": "{}", "output": "stdio, streamable HTTP"},
+         "MCP Tool Result (ask_question): stdio, streamable HTTP", True),
+        ({"type": "mcp_call", "id": "c", "name": "ask_question", "server_label": "deepwiki",
+          "arguments": "{}", "error": "timeout"},
+         "MCP Tool Error (ask_question): timeout", False),
+    ],
+)  # fmt: skip
+async def test_a_hosted_mcp_call_is_a_line_of_the_answer_and_graded_as_promptfoo_grades_it(
+    tmp_path: Path,
+    fake_llm: FakeLLM,
+    make_client: ClientFactory,
+    call: dict[str, Any],
+    line: str,
+    valid: bool,
+) -> None:
+    fake_llm.script(Reply(body=responses_body(LISTED, call)))
+    test = {"id": "t", "input": "Which transports?", "tools": [MCP],
+            "assertions": [{"name": "tools", "type": "is-valid-openai-tools-call"},
+                           {"name": "fn", "type": "is-valid-function-call"}]}  # fmt: skip
+    async with make_client(allowed(tmp_path, fake_llm)) as client:
+        body = {"suite": {"name": "mcp", "tests": [test]}, "target": "responses"}
+        response = await client.post("/evaluate", json=body)
+    (record,) = response.json()["results"]
+    assert record["candidate_answer"].split("\n")[0] == "MCP Tools from deepwiki: ["
+    assert record["candidate_answer"].endswith(f"\n{line}\nThe spec lists stdio and HTTP.")
+    passed = {e["name"]: e["passed"] for e in record["evaluator_results"]}
+    assert passed == {"tools": valid, "fn": False}  # promptfoo reads MCP lines for the former

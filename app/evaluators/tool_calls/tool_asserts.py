@@ -15,10 +15,12 @@ agent's reported ones), in order. ``value`` holds the configuration, as promptfo
   only, when given) is within limits; ``type: llm`` counts provider calls instead.
 - ``is-valid-openai-tools-call``: every call names an offered tool and its arguments are a
   JSON object valid for that tool's JSON Schema; ``is-valid-openai-function-call``: the same
-  for the first call (OpenAI's legacy ``function_call``); ``is-valid-function-call`` (the
-  spelling promptfoo's Gemini examples use, with ``functionDeclarations`` tools): every call,
-  like ``is-valid-openai-tools-call``. Without calls reported, the answer is read as OpenAI's
-  ``tool_calls`` JSON (what the answer of a reply with only calls is).
+  for the first call (OpenAI's legacy ``function_call``). ``is-valid-openai-tools-call`` on an
+  answer with a hosted MCP tool's line (``MCP Tool Result (...)``, ``MCP Tool Error``) grades
+  that line, as promptfoo does. ``is-valid-function-call`` (the spelling promptfoo's Gemini
+  examples use, with ``functionDeclarations`` tools): every call, as the tools check. Without
+  calls reported, the answer is read as OpenAI's ``tool_calls`` JSON (what the answer of a
+  reply with only calls is).
 
 Schemas are validated with a registry that retrieves nothing: a ``$ref`` to anything outside
 the tool's schema is a failure naming it, never a download.
@@ -30,6 +32,7 @@ scores in between); the others pass or fail.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -195,8 +198,34 @@ def calls_in_answer(answer: str) -> tuple[ToolCall, ...]:
     return tuple(calls)
 
 
-def valid_tools_call(context: EvaluationContext, *, first: bool) -> Checks:
-    """Every call (``first``: the first) is valid for the offered tools."""
+_MCP_ERROR = re.compile(r"MCP Tool Error \(([^)]+)\): (.+)")
+_MCP_RESULT = re.compile(r"MCP Tool Result \(([^)]+)\):")
+
+
+def hosted_mcp_call(answer: str) -> Checks | None:
+    """An answer with a hosted MCP tool's line (``hosted_output``): its call's outcome.
+
+    promptfoo's ``is-valid-openai-tools-call`` passes on an ``MCP Tool Result`` and fails on
+    an ``MCP Tool Error`` line (measured), before it looks for function calls.
+    """
+    if error := _MCP_ERROR.search(answer):
+        return [], [f"MCP tool call failed for {error.group(1)}: {error.group(2)}"]
+    if "MCP Tool Error" in answer:
+        return [], ["MCP tool call failed for unknown: unknown error"]
+    if result := _MCP_RESULT.search(answer):
+        return [f"MCP tool call succeeded for {result.group(1)}"], []
+    if "MCP Tool Result" in answer:
+        return ["MCP tool call succeeded for unknown"], []
+    return None
+
+
+def valid_tools_call(context: EvaluationContext, *, first: bool, mcp: bool = False) -> Checks:
+    """Every call (``first``: the first) is valid for the offered tools.
+
+    With ``mcp``, an answer holding a hosted MCP tool's line is graded on that line.
+    """
+    if mcp and (outcome := hosted_mcp_call(context.candidate_answer)) is not None:
+        return outcome
     calls = context.candidate.tool_calls or calls_in_answer(context.candidate_answer)
     if not calls:
         return [], ["the answer makes no tool call"]
@@ -218,7 +247,7 @@ GRADERS: dict[str, Grader] = {
     "trajectory_step_count": lambda c, x: step_count(
         c, x.candidate.tool_calls, x.candidate.llm_calls
     ),
-    "is_valid_openai_tools_call": lambda _, x: valid_tools_call(x, first=False),
+    "is_valid_openai_tools_call": lambda _, x: valid_tools_call(x, first=False, mcp=True),
     "is_valid_openai_function_call": lambda _, x: valid_tools_call(x, first=True),
     "is_valid_function_call": lambda _, x: valid_tools_call(x, first=False),
 }

@@ -21,6 +21,7 @@ from app.providers.adapters.http import model_options, sampling_fields
 from app.providers.adapters.openai import TOOL_DESCRIPTION, OpenAIAdapter, function_object
 from app.providers.base import ProviderRequest, ProviderResponse, ToolCall, Usage
 from app.providers.finish_reasons import normalise_finish_reason
+from app.providers.messages.hosted_output import hosted_line
 from app.providers.messages.tool_calls import (
     answer_text,
     api_call,
@@ -162,13 +163,20 @@ def parse_response(payload: Any, request: ProviderRequest) -> ProviderResponse:
     """Output text, function calls, usage and how the reply ended."""
     reply = Response.model_validate(payload)
     texts: list[str] = []
+    lines: list[str] = []  # with hosted tools: each message and tool item a line, as promptfoo
+    hosted = False
     calls: list[ToolCall] = []
-    for item in reply.output:
+    for raw, item in zip(payload["output"], reply.output, strict=True):
         if item.type == "message":
-            texts += [part.text or part.refusal or "" for part in item.content]
+            said = [part.text or part.refusal or "" for part in item.content]
+            texts += said
+            lines += ["".join(said)] if any(said) else []
         elif item.type == "function_call":
             calls.append(api_call(item.name or "", call_id=item.call_id, arguments=item.arguments))
-    text = "".join(texts)
+        elif (line := hosted_line(raw)) is not None:
+            lines.append(line)
+            hosted = True
+    text = "\n".join(lines) if hosted else "".join(texts)
     if request.options.json_schema is not None:
         if not text and calls and calls[0].arguments is not None:
             text = calls[0].arguments
