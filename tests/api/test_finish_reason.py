@@ -89,3 +89,30 @@ async def test_a_call_outside_the_declared_schema_is_not_a_valid_function_call(
     (result,) = record["evaluator_results"]
     assert result["passed"] is False
     assert "location" in str(result["misses"])
+
+
+async def test_a_gemini_call_is_read_as_promptfoos_gemini_examples_read_it(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory
+) -> None:
+    # promptfoo's google-aistudio-tools: tools from functionDeclarations, transforms reading
+    # the Gemini parts promptfoo outputs for a reply made only of calls
+    fake_llm.script(Reply(tool_calls=[{"name": "get_current_weather",
+                                       "arguments": {"location": "Paris"}}]))  # fmt: skip
+    document = {
+        "prompts": ["What is the weather in {{location}}?"],
+        "providers": [{"id": "gemini", "config": {"tools": DECLARATIONS}}],
+        "tests": [{"vars": {"location": "Paris"}, "assert": [
+            {"type": "is-valid-function-call"},
+            {"type": "equals", "value": "get_current_weather",
+             "transform": "output[0].functionCall.name"},
+            {"type": "javascript", "value": "output[0].functionCall.args.location === 'Paris'"},
+            {"type": "finish-reason", "value": "tool_calls"},
+        ]}],
+    }  # fmt: skip
+    async with make_client(settings_for(tmp_path, fake_llm)) as client:
+        response = await client.post("/evaluate", json={"suite": document})
+    assert response.status_code == 200, response.text
+    assert fake_llm.shape_errors == []
+    (record,) = response.json()["results"]
+    assert [e["passed"] for e in record["evaluator_results"]] == [True] * 4, record
+    assert record["status"] == "passed"

@@ -84,7 +84,11 @@ async def test_each_adapter_sends_the_targets_tools_natively_and_reads_the_calls
     if name != "gem":  # Gemini's fake calls carry no id
         assert [c.id for c in reply.tool_calls] == ["c1", "c2"]
     answer = json.loads(reply.text)
-    assert [a["function"]["name"] for a in answer] == ["get_weather", "search"]
+    if name == "gem":  # promptfoo's Gemini output: the parts, `output[0].functionCall.name`
+        assert [a["functionCall"]["name"] for a in answer] == ["get_weather", "search"]
+        assert answer[0]["functionCall"]["args"] == {"city": "Paris"}
+    else:
+        assert [a["function"]["name"] for a in answer] == ["get_weather", "search"]
     # tool_calls / tool_use / STOP with calls / completed with calls: one normalised word
     assert reply.finish_reason == "tool_calls"
 

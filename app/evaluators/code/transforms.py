@@ -20,7 +20,7 @@ from typing import Any
 
 from app.errors import EvaluatorConfigError
 from app.evaluators.base import EvaluationContext
-from app.evaluators.code.javascript import call_source, script_context
+from app.evaluators.code.javascript import call_source, script_context, script_output
 from app.evaluators.code.js_engine import JsError, run_in_thread, run_script
 from app.evaluators.code.program_asserts import PYTHON, file_reference, language_of, run_function
 from app.evaluators.config import EvaluatorConfig
@@ -39,7 +39,7 @@ async def transformed(config: EvaluatorConfig, context: EvaluationContext) -> Ev
     Raises:
         EvaluatorConfigError: A transform threw, passed its limits or could not run.
     """
-    value: Any = context.candidate_answer if context.answer_value is None else context.answer_value
+    value: Any = script_output(config, context)  # a reply of calls: the calls, as promptfoo
     variables = script_context(config, context)
     for transform in config.transforms:
         value = await _apply(config, context, transform, value, variables)

@@ -11,6 +11,7 @@ in the URL.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import quote
 
@@ -19,7 +20,7 @@ from pydantic import BaseModel, Field
 from app.providers.adapters.http import HttpAdapter, UpstreamError, model_options, sampling_fields
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
 from app.providers.finish_reasons import normalise_finish_reason
-from app.providers.messages.tool_calls import answer_text, api_call, call_id, numbered
+from app.providers.messages.tool_calls import api_call, call_id, numbered
 from app.providers.messages.turns import alternating_conversation
 from app.providers.structured_output.json_schema import gemini_schema
 from app.providers.structured_output.structured import with_schema_in_prompt
@@ -168,6 +169,17 @@ def _daily_quota_spent(details: list[dict[str, Any]]) -> bool:
     return False
 
 
+def gemini_parts_text(payload: Any) -> str:
+    """A reply made only of calls as promptfoo's Gemini provider outputs it: its parts as JSON.
+
+    ``[{functionCall: {name, args}}]`` (thoughts left out), so a transform or a script reads
+    ``output[0].functionCall.name`` as on promptfoo.
+    """
+    parts = payload["candidates"][0]["content"]["parts"]
+    kept = [part for part in parts if isinstance(part, dict) and not part.get("thought")]
+    return json.dumps(kept, ensure_ascii=False)
+
+
 class GeminiAdapter(HttpAdapter[GeminiTarget]):
     """One Gemini model."""
 
@@ -206,7 +218,7 @@ class GeminiAdapter(HttpAdapter[GeminiTarget]):
         ]  # fmt: skip
         usage = reply.usageMetadata or _UsageMetadata()
         return ProviderResponse(
-            text=answer_text(text, calls),
+            text=text if text.strip() or not calls else gemini_parts_text(payload),
             tool_calls=tuple(calls),
             usage=Usage(
                 input_tokens=usage.promptTokenCount, output_tokens=usage.candidatesTokenCount
