@@ -30,7 +30,6 @@ from app.evaluators.checks.deterministic import (
     check_word_count,
 )
 from app.evaluators.checks.field_accuracy import FieldAccuracyEvaluator
-from app.evaluators.checks.finish_reason import FinishReasonEvaluator
 from app.evaluators.checks.json_checks import (
     check_contains_json,
     check_is_json,
@@ -40,6 +39,7 @@ from app.evaluators.checks.json_checks import (
 from app.evaluators.checks.run_metrics import (
     LIMIT_ALIASES,
     ExecutionMetricsEvaluator,
+    FinishReasonEvaluator,
     SingleMetricEvaluator,
 )
 from app.evaluators.checks.similarity import (

@@ -1,4 +1,4 @@
-"""Graders of the candidate call's own figures: ``latency``, ``cost``, ``execution_metrics``.
+"""Graders of the candidate call's own figures: latency, cost, usage and finish reason.
 
 They read what the record already holds (``EvaluationContext.candidate``): the call's time
 (retries included), its tokens, and what the target reports (cost, tool calls, model calls,
@@ -9,6 +9,12 @@ limit it is given (``max_tool_calls``, ``max_llm_calls``, ``max_tokens``,
 ``target_exploration_ratio`` within ``exploration_tolerance``, default 0.2; AgentV's
 ``token-usage`` spells the token limits ``max_total``, ``max_input``, ``max_output``) and
 scores the share met; a figure the target did not report is a miss that says so.
+
+``finish-reason`` (promptfoo) passes when its ``value`` (text) equals the reason the target
+recorded, in the normalised words of ``app.providers.finish_reasons`` (``stop``, ``length``,
+``tool_calls``...), ignoring case; the value itself is not normalised, so ``end_turn`` never
+matches (promptfoo 0.123.1 measured). A target that reports no reason fails it, saying so;
+``not-finish-reason`` inverts both.
 """
 
 from __future__ import annotations
@@ -178,3 +184,27 @@ class ExecutionMetricsEvaluator:
             key.removeprefix("max_"): value for key, value in actual.items() if key in LIMIT_KEYS
         }
         return _result(config, context, hits, misses, {**details, "exploration_ratio": ratio})
+
+
+class FinishReasonEvaluator:
+    """Pass (1) when the candidate's finish reason is ``value``, else fail (0)."""
+
+    async def evaluate(
+        self, config: EvaluatorConfig, context: EvaluationContext
+    ) -> EvaluatorOutcome:
+        """Compare the recorded finish reason with ``value``."""
+        expected = config.value
+        if not isinstance(expected, str) or not expected.strip():
+            raise EvaluatorConfigError(
+                f"evaluator {config.name!r} ({config.type}): 'value' is the expected finish "
+                "reason (text: stop, length, tool_calls, content_filter...)"
+            )
+        actual = context.candidate.finish_reason
+        if actual is None:
+            hits, misses = [], ["the target reported no finish reason"]
+        elif expected.lower() == actual.lower():
+            hits, misses = [f"finish reason {actual!r}"], []
+        else:
+            hits, misses = [], [f"finish reason {actual!r}, expected {expected!r}"]
+        details = {"finish_reason": actual, "expected": expected}
+        return _result(config, context, hits, misses, details)
