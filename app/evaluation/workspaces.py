@@ -137,7 +137,7 @@ async def case_workspace(
             await asyncio.to_thread(programs.sandbox.hand_over, path)
         for name in ("before_all", "before_each"):
             for hook in spec.at(name):
-                await _run_hook(name, hook, programs, path, case_id)
+                await _run_hook(name, hook, programs, path, case_id, _step(spec, hook))
         yield CaseWorkspace(path, await asyncio.to_thread(snapshot, path))
         finished = True
     except Exception:
@@ -150,6 +150,12 @@ async def case_workspace(
             except WorkspaceError as exc:
                 logger.warning("case %r: %s", case_id, exc)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _step(spec: Workspace, hook: WorkspaceHook) -> str | None:
+    """How errors name a hook: an AgentV environment's ``before_all`` is its setup."""
+    setup = spec.declared_as == "environment" and hook is spec.before_all
+    return "the environment's setup" if setup else None
 
 
 def _copy(template: str | None, path: Path) -> None:
@@ -182,13 +188,19 @@ def _writable(path: Path) -> None:
 
 
 async def _run_hook(
-    name: str, hook: WorkspaceHook, programs: ProgramRunner | None, path: Path, case_id: str
+    name: str,
+    hook: WorkspaceHook,
+    programs: ProgramRunner | None,
+    path: Path,
+    case_id: str,
+    label: str | None = None,
 ) -> None:
+    label = label or f"workspace hook {name!r}"
     if programs is None:
-        raise WorkspaceError(
-            f"workspace hook {name!r} cannot run: code graders (programs) are not enabled"
-        )
+        raise WorkspaceError(f"{label} cannot run: code graders (programs) are not enabled")
     argv = [item.replace(PLACEHOLDER, str(path)) for item in hook.command]
+    if hook.suite_env:  # set inside the sandbox, for the program alone (see WorkspaceHook)
+        argv = ["env", *(f"{key}={value}" for key, value in hook.suite_env), *argv]
     stdin = {
         "workspace_path": str(path),
         "eval_case_id": case_id,
@@ -203,8 +215,8 @@ async def _run_hook(
             argv,
             json.dumps(stdin).encode(),
             folder=Path(hook.cwd) if hook.cwd else None,
-            env=dict(hook.env),
+            env={key: value.replace(PLACEHOLDER, str(path)) for key, value in hook.env},
             workspace=path,
         )
     except ProgramError as exc:
-        raise WorkspaceError(f"workspace hook {name!r} failed: {exc.detail}") from None
+        raise WorkspaceError(f"{label} failed: {exc.detail}") from None

@@ -51,7 +51,11 @@ class WorkspaceHook(BaseModel):
             read and absolute once placed (the suite file's folder when not given).
         timeout_seconds: Time limit of one run.
         env: Environment variables the program gets (the service's own, never the
-            suite's: ``node``'s start-up setting for an extension).
+            suite's: ``node``'s start-up setting for an extension); ``{{workspace_path}}``
+            in a value is the case's workspace folder.
+        suite_env: The suite's own variables (an AgentV environment's ``env``): set inside
+            the sandbox by ``env`` in front of the command, so that only the program sees
+            them, never the sandbox's own tools.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -59,6 +63,7 @@ class WorkspaceHook(BaseModel):
     cwd: str | None = None
     timeout_seconds: float = Field(60.0, gt=0, le=3600)
     env: tuple[tuple[str, str], ...] = ()
+    suite_env: tuple[tuple[str, str], ...] = ()
 
 
 class WorkspaceRepo(BaseModel):

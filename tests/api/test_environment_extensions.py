@@ -129,17 +129,91 @@ async def test_a_typescript_extension_runs_under_bun(
     assert response.json()["valid"], response.json()
 
 
-async def test_a_workdir_that_is_not_there_is_an_error_of_the_environment_naming_it(
+MAKER = """\
+import os, sys
+from pathlib import Path
+made = Path(sys.argv[1])
+assert str(made) == os.environ["AGENTV_ENVIRONMENT_WORKDIR"], (made, os.environ)
+(made / "ready.txt").write_text(f"made {os.environ['AGENTV_EXPORT_TEST']} {sys.argv[2]}")
+"""
+
+
+def with_environment(root: Path, **environment: object) -> None:
+    """The project's suite with its environment changed (no extension)."""
+    suite = yaml.safe_load((root / "evals" / "suite.yaml").read_text())
+    suite["environment"].update(environment)
+    suite.pop("extensions")
+    suite["tests"][0]["assert"] = [{"type": "contains", "value": "made fixture main"}]
+    suite["tests"][1]["assert"] = [{"type": "contains", "value": "made fixture main"}]
+    (root / "evals" / "suite.yaml").write_text(yaml.safe_dump(suite))
+
+
+async def test_a_workdir_the_setup_makes_is_each_cases_folder_made_by_it(
+    tmp_path: Path, make_client: ClientFactory
+) -> None:
+    # AgentV's repo-lifecycle sample: `bash ../scripts/materialize-repo.sh URL main ./repo`.
+    write_project(tmp_path)
+    (tmp_path / "evals" / "make.py").write_text(MAKER)
+    setup = {"command": ["python3", "make.py", "./repo/", "main"], "cwd": "."}
+    with_environment(tmp_path, workdir="./repo", setup=setup, env={"AGENTV_EXPORT_TEST": "fixture"})
+    async with make_client(settings(tmp_path)) as client:
+        checked = (await client.post("/validate", json={"suite": "evals/suite.yaml"})).json()
+        response = await client.post("/evaluate", json={"suite": "evals/suite.yaml"})
+    assert checked["valid"], checked
+    assert any("workdir 'repo' is no folder" in w for w in checked["warnings"]), checked
+    records = response.json()["results"]
+    assert [r["candidate_answer"] for r in records] == ["made fixture main"] * 2, records
+    assert [r["status"] for r in records] == ["passed", "passed"]
+    assert not (tmp_path / "evals" / "repo").exists()  # the case's folder, not the suite's
+
+
+async def test_a_setup_that_fails_is_an_error_of_each_case_naming_it(
+    tmp_path: Path, make_client: ClientFactory
+) -> None:
+    # AgentV's samples clone from the network in a script of theirs: here there is neither.
+    write_project(tmp_path)
+    setup = {"command": ["bash", "../scripts/materialize-repo.sh", "./repo"], "cwd": "."}
+    with_environment(tmp_path, workdir="./repo", setup=setup)
+    async with make_client(settings(tmp_path)) as client:
+        response = await client.post("/evaluate", json={"suite": "evals/suite.yaml"})
+    records = response.json()["results"]
+    assert [r["status"] for r in records] == ["error", "error"], records
+    for record in records:
+        assert record["error"].startswith("the environment's setup failed"), record["error"]
+        assert "materialize-repo.sh" in record["error"], record["error"]
+
+
+async def test_a_workdir_that_is_not_there_without_a_setup_is_an_error_naming_it(
     tmp_path: Path, make_client: ClientFactory
 ) -> None:
     write_project(tmp_path)
     suite = yaml.safe_load((tmp_path / "evals" / "suite.yaml").read_text())
-    suite["environment"]["workdir"] = "./repo"  # AgentV's samples clone it in their setup
+    suite["environment"]["workdir"] = "./repo"
+    del suite["environment"]["setup"]
     (tmp_path / "evals" / "suite.yaml").write_text(yaml.safe_dump(suite))
     async with make_client(settings(tmp_path)) as client:
         response = await client.post("/validate", json={"suite": "evals/suite.yaml"})
     errors = {error["path"]: error["message"] for error in response.json().get("errors", [])}
     assert errors["environment.workdir"].startswith("workdir 'repo': no such folder"), errors
+
+
+@pytest.mark.parametrize(
+    ("env", "path", "message"),
+    [
+        ({"1X": "a"}, "environment.env", "'1X' is not a variable name"),
+        ({"X": ["a"]}, "environment.env.X", "must be a string"),
+        (["X=a"], "environment.env", "must be a mapping of names to values"),
+    ],
+)
+async def test_an_environment_env_that_is_not_variables_is_an_error(
+    tmp_path: Path, make_client: ClientFactory, env: object, path: str, message: str
+) -> None:
+    write_project(tmp_path)
+    with_environment(tmp_path, env=env)
+    async with make_client(settings(tmp_path)) as client:
+        response = await client.post("/validate", json={"suite": "evals/suite.yaml"})
+    errors = {error["path"]: error["message"] for error in response.json().get("errors", [])}
+    assert errors[path].startswith(message), errors
 
 
 async def test_a_suite_gives_its_workspace_once(tmp_path: Path, make_client: ClientFactory) -> None:

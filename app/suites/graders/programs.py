@@ -170,10 +170,7 @@ def place_workspace(suite: EvalSuite, policy: CodePolicy, findings: Findings) ->
         findings.error((*where, "hooks"), f"workspace hooks cannot run: {DISABLED}")
     update: dict[str, object] = {}
     if workspace.template is not None:
-        template = folder_inside(policy.folder, workspace.template)
-        if template is None or not Path(template).is_dir():
-            findings.error(*_no_template(workspace, where))
-        update["template"] = template
+        update["template"] = _placed_template(workspace, policy.folder, findings)
     if workspace.repos:
         inside_root = partial(folder_inside, policy.folder)
         repos = (*where, "repos")
@@ -201,14 +198,45 @@ def _placed_hook(
     return hook.model_copy(update={"cwd": cwd})
 
 
+def _placed_template(
+    workspace: Workspace, suite_folder: tuple[Path, PurePosixPath], findings: Findings
+) -> str | None:
+    """The template's absolute folder; None (an empty start) for a workdir its setup makes."""
+    assert workspace.template is not None
+    where: DocumentPath = (workspace.declared_as,)
+    template = folder_inside(suite_folder, workspace.template)
+    if template is not None and Path(template).is_dir():
+        return template
+    if _made_by_setup(workspace, template):
+        findings.warn((*where, "workdir"), _MADE_BY_SETUP.format(workspace.template))
+    else:
+        findings.error(*_no_template(workspace, where))
+    return None
+
+
+_MADE_BY_SETUP = (
+    "workdir {!r} is no folder of the suite: each case's folder starts empty and the "
+    "environment's setup makes it (a setup that fails is an error of each case)"
+)
+
+
+def _made_by_setup(workspace: Workspace, template: str | None) -> bool:
+    """An environment's workdir its setup makes: not there, inside the root, with a setup."""
+    return (
+        workspace.declared_as == "environment"
+        and workspace.before_all is not None
+        and template is not None
+        and not Path(template).exists()
+    )
+
+
 def _no_template(workspace: Workspace, where: DocumentPath) -> tuple[DocumentPath, str]:
     """Where and why the workspace's template (an environment's ``workdir``) is not there."""
     if workspace.declared_as == "environment":
         return (*where, "workdir"), (
             f"workdir {workspace.template!r}: no such folder inside the workspace root (a "
-            "workdir is a folder of the suite, copied for each case; one its setup would "
-            "create, by cloning a repository say, cannot be: set-up programs run in the "
-            "sandbox, without network; name the repository in a workspace's repos)"
+            "workdir is a folder of the suite, copied for each case, or one the "
+            "environment's setup makes)"
         )
     return (*where, "template"), (
         f"template {workspace.template!r}: no such folder inside the workspace root"

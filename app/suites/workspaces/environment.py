@@ -3,10 +3,16 @@
 AgentV 4.42.4 knows neither key (its validator calls them unknown fields), so their reading
 comes from AgentV's July files and their READMEs: ``environment`` (a mapping, or ``file://``
 a YAML file holding one) with ``type: host`` (the default), ``workdir`` (the folder the
-agent works in: here each case gets a fresh copy of it, as of a workspace ``template``) and
+agent works in: here each case gets a fresh copy of it, as of a workspace ``template``),
 ``setup`` (``command``, ``cwd``, ``timeout_ms``: run before each case, as a ``before_all``
-hook). ``type: docker`` (or an ``image`` without a type) and ``env`` are refused by name, as
-a workspace's ``docker`` and ``env`` are. ``extensions`` lists lifecycle functions,
+hook) and ``env`` (variables of the environment's programs: its setup and the extensions).
+The case's folder stands for the workdir: a setup argument naming the workdir names the
+case's folder, and ``AGENTV_ENVIRONMENT_WORKDIR`` holds it. A workdir that is no folder of
+the suite is one its setup makes (AgentV's samples clone a repository into it): each case's
+folder then starts empty and the setup fills it; a setup that fails (no network to clone
+from, its script missing) is an error of each case, at run time. ``type: docker`` (or an
+``image`` without a type) is refused by name, as a workspace's ``docker`` is.
+``extensions`` lists lifecycle functions,
 ``file://MODULE.mjs:beforeAll`` (or ``beforeEach``, ``afterEach``): a JavaScript module's
 exported function, called with ``{workspace_path, eval_dir, eval_case_id}`` at that point of
 the case's workspace, after the ``environment`` hooks. It runs in the sandbox with ``node``
@@ -18,19 +24,22 @@ published AgentV shows) and ``afterAll`` (cases never share a workspace here).
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe, warn_unknown_keys
-from app.suites.model import WorkspaceHook
+from app.suites.model import Workspace, WorkspaceHook
 from app.suites.reading import refuse
 
 FILE_PREFIX = "file://"
 ENVIRONMENT_KEYS = frozenset({"type", "workdir", "setup", "env"})
-ENVIRONMENT_REFUSED = {
-    "env": "environment variables are not supported: give them to the target's env",
-}
+WORKSPACE_PATH = "{{workspace_path}}"
+"""Stands for the case's workspace folder in a hook's arguments and variables."""
+WORKDIR_VARIABLE = "AGENTV_ENVIRONMENT_WORKDIR"
+"""Holds the environment's workdir (the case's folder) for its setup and extensions."""
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 POINTS = {"beforeAll": "before_all", "beforeEach": "before_each", "afterEach": "after_each"}
 EXTENSION_TIMEOUT_SECONDS = 60.0
 NODE_ENV = (("OPENSSL_CONF", "/dev/null"),)
@@ -78,9 +87,6 @@ def environment_workspace(
         )
         return None
     warn_unknown_keys(value, ENVIRONMENT_KEYS, where, findings)
-    for key, why in ENVIRONMENT_REFUSED.items():
-        if key in value:
-            refuse(findings, (*where, key), f"environment '{key}'", why)
     workspace: dict[str, Any] = {}
     workdir = value.get("workdir")
     if workdir is not None:
@@ -91,6 +97,66 @@ def environment_workspace(
     if "setup" in value:
         workspace["hooks"] = {"before_all": value["setup"]}
     return workspace
+
+
+def environment_env(value: Any, where: DocumentPath, findings: Findings) -> dict[str, str]:
+    """An environment's ``env``: each name and its value (a string; numbers written out)."""
+    if not isinstance(value, dict) or value.get("env") is None:
+        return {}
+    given, path = value["env"], (*where, "env")
+    if not isinstance(given, dict):
+        findings.error(path, f"must be a mapping of names to values, not {describe(given)}")
+        return {}
+    env: dict[str, str] = {}
+    for name, item in given.items():
+        if not (isinstance(name, str) and ENV_NAME.fullmatch(name)):
+            findings.error(path, f"{name!r} is not a variable name (letters, digits, _)")
+        elif isinstance(item, bool) or not isinstance(item, str | int | float):
+            findings.error((*path, name), f"must be a string, not {describe(item)}")
+        else:
+            env[name] = str(item)
+    if env:
+        findings.warn(
+            path,
+            "given to the environment's setup and extensions; the target (the agent) runs "
+            "with its own configuration's env",
+        )
+    return env
+
+
+def in_environment(workspace: Workspace, env: Mapping[str, str]) -> Workspace:
+    """The workspace's setup and extensions as programs of the environment.
+
+    The case's folder stands for the workdir: a setup argument naming the workdir (from the
+    setup's ``cwd``) names the case's folder, and ``AGENTV_ENVIRONMENT_WORKDIR`` holds it;
+    ``env`` goes to the setup and every extension.
+    """
+    suite_env = tuple(env.items())
+    update: dict[str, Any] = {}
+    if workspace.before_all is not None:
+        setup = workspace.before_all
+        command = tuple(
+            WORKSPACE_PATH if _names(workspace.template, setup.cwd, item) else item
+            for item in setup.command
+        )
+        setup = setup.model_copy(update={"command": command})
+        update["before_all"] = _of_environment(setup, suite_env)
+    update["extensions"] = tuple(
+        (point, _of_environment(hook, suite_env)) for point, hook in workspace.extensions
+    )
+    return workspace.model_copy(update=update)
+
+
+def _of_environment(hook: WorkspaceHook, suite_env: tuple[tuple[str, str], ...]) -> WorkspaceHook:
+    env = (*hook.env, (WORKDIR_VARIABLE, WORKSPACE_PATH))
+    return hook.model_copy(update={"env": env, "suite_env": suite_env})
+
+
+def _names(workdir: str | None, cwd: str | None, argument: str) -> bool:
+    """Whether a setup argument is the workdir's path (both relative to the suite file)."""
+    if workdir is None or argument.startswith("-") or posixpath.isabs(argument):
+        return False
+    return posixpath.normpath(posixpath.join(cwd or ".", argument)) == workdir
 
 
 def read_extensions(

@@ -24,8 +24,10 @@ from app.suites.documents.parsing import parse_yaml
 from app.suites.model import Workspace, WorkspaceHook
 from app.suites.reading import refuse
 from app.suites.workspaces.environment import (
+    environment_env,
     environment_reference,
     environment_workspace,
+    in_environment,
     read_extensions,
 )
 from app.suites.workspaces.repos import read_repos
@@ -81,7 +83,9 @@ def read_workspace(
         except DocumentError as exc:
             findings.error(where, f"{key} file {reference!r}: {exc.detail}")
             return None
+    env: dict[str, str] = {}
     if key == "environment":
+        env = environment_env(value, where, findings)
         value = environment_workspace(value, where, findings)
         if value is None:
             return None
@@ -91,7 +95,8 @@ def read_workspace(
     workspace = _workspace(value, folder, where, findings)
     if workspace is None:
         return None
-    return workspace.model_copy(update={"extensions": extensions, "declared_as": key})
+    workspace = workspace.model_copy(update={"extensions": extensions, "declared_as": key})
+    return in_environment(workspace, env) if key == "environment" else workspace
 
 
 def _workspace(
