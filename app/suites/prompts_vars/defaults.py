@@ -35,7 +35,9 @@ OPTIONS_REFUSED = {
 }
 
 
-OPTIONS_READ = frozenset({"provider", "transform", "rubricPrompt", "transformVars"})
+OPTIONS_READ = frozenset(
+    {"provider", "transform", "rubricPrompt", "rubric_prompt", "transformVars"}
+)
 OPTIONS_UNREAD_BY_PROMPTFOO = {
     "providers": "promptfoo 0.123.1 does not read it either (grading providers are "
     "'options.provider': a target, or {text, embedding}); the grading defaults apply",
