@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
+from app.evaluation.agent_rules import with_agent_rules
 from app.evaluation.budget import Spending
 from app.evaluation.case_steps import (
     CaseState,
@@ -125,6 +126,8 @@ async def _run_case(
     async with case_workspace(
         workspace, context.programs, state.case.id, context.repositories
     ) as folder:
+        if folder.agent_rules_paths:  # AgentV's agent-rules: its graders read what it named
+            state.case = with_agent_rules(state.case, folder.agent_rules_paths)
         return await _attempt(state, formatted, context, None, registry, folder)
 
 

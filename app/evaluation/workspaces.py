@@ -27,14 +27,15 @@ import shutil
 import stat
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from app.evaluation.agent_rules import AgentRulesError, AgentRulesPaths, agent_rules_paths, merged
 from app.evaluation.links import LinkRefused, copy_without_links
 from app.evaluation.repositories import RepoCheckouts, RepositoryError
 from app.evaluators.code.programs import ProgramError, ProgramRunner
 from app.sandbox import new_folder
-from app.suites.model import Workspace, WorkspaceHook
+from app.suites.model import AgentRules, Workspace, WorkspaceHook
 
 logger = logging.getLogger("app.evaluation")
 
@@ -97,10 +98,15 @@ def file_changes(before: Snapshot, after: Snapshot) -> str:
 
 @dataclass(frozen=True)
 class CaseWorkspace:
-    """A case's workspace folder and its files as the hooks left them."""
+    """A case's workspace folder and its files as the hooks left them.
+
+    ``agent_rules_paths``: what AgentV's ``agentv:agent-rules`` staged or found (empty when
+    the suite names no such extension).
+    """
 
     path: Path
     baseline: Snapshot
+    agent_rules_paths: AgentRulesPaths = field(default_factory=dict)
 
     async def changes(self) -> str:
         """What was changed in the folder since the hooks ran, as a unified diff."""
@@ -135,10 +141,13 @@ async def case_workspace(
                 raise WorkspaceError(str(exc)) from None
         if programs is not None:  # hooks and graders run as the sandbox's user
             await asyncio.to_thread(programs.sandbox.hand_over, path)
+        rules: AgentRulesPaths = {}
         for name in ("before_all", "before_each"):
             for hook in spec.at(name):
                 await _run_hook(name, hook, programs, path, case_id, _step(spec, hook))
-        yield CaseWorkspace(path, await asyncio.to_thread(snapshot, path))
+            for extension in (r for r in spec.agent_rules if r.point == name):
+                rules = merged(rules, await _agent_rules(extension, path, programs))
+        yield CaseWorkspace(path, await asyncio.to_thread(snapshot, path), rules)
         finished = True
     except Exception:
         finished = True
@@ -156,6 +165,19 @@ def _step(spec: Workspace, hook: WorkspaceHook) -> str | None:
     """How errors name a hook: an AgentV environment's ``before_all`` is its setup."""
     setup = spec.declared_as == "environment" and hook is spec.before_all
     return "the environment's setup" if setup else None
+
+
+async def _agent_rules(
+    rules: AgentRules, path: Path, programs: ProgramRunner | None
+) -> AgentRulesPaths:
+    """Stage or find the agent's rules in the case's folder (files copied, no program run)."""
+    try:
+        found = await asyncio.to_thread(agent_rules_paths, rules, path)
+    except AgentRulesError as exc:
+        raise WorkspaceError(str(exc)) from None
+    if programs is not None and rules.staged:  # the agent and hooks run as the sandbox's user
+        await asyncio.to_thread(programs.sandbox.hand_over, path)
+    return found
 
 
 def _copy(template: str | None, path: Path) -> None:

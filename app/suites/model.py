@@ -95,6 +95,25 @@ class WorkspaceRepo(BaseModel):
     sparse: tuple[str, ...] = ()
 
 
+AGENT_RULE_KINDS = ("skills", "hooks", "agents", "rules")
+"""What AgentV's ``agentv:agent-rules`` extension stages or finds, in this order."""
+
+
+class AgentRules(BaseModel):
+    """AgentV's built-in ``agentv:agent-rules``: the agent's skills, hooks, agents and rules.
+
+    Attributes:
+        point: When it runs (``before_all`` or ``before_each``), after that point's hooks.
+        staged: Per kind, folders or files of the suite copied into the case's folder under
+            ``.agentv/agent-rules/<kind>/`` (relative to the suite file as read, absolute
+            once placed); a kind not listed is found in the case's folder instead.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    point: Literal["before_all", "before_each"] = "before_all"
+    staged: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
 class Workspace(BaseModel):
     """An agent workspace: each case (each trial of it) works in a fresh folder of its own.
 
@@ -112,6 +131,7 @@ class Workspace(BaseModel):
             point's own hook, in order.
         declared_as: The suite's key it was read from: ``workspace``, or ``environment``
             (AgentV's July layout, whose ``workdir`` is the template), for errors.
+        agent_rules: AgentV's ``agentv:agent-rules`` extensions, in order.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -122,6 +142,7 @@ class Workspace(BaseModel):
     after_each: WorkspaceHook | None = None
     extensions: tuple[tuple[str, WorkspaceHook], ...] = ()
     declared_as: Literal["workspace", "environment"] = "workspace"
+    agent_rules: tuple[AgentRules, ...] = ()
 
     def hooks(self) -> tuple[WorkspaceHook, ...]:
         """Every hook the workspace runs."""

@@ -91,7 +91,7 @@ async def test_the_environment_setup_then_the_extension_prepare_each_case_worksp
 @pytest.mark.parametrize(
     ("extension", "named"),
     [
-        ("agentv:agent-rules", "the built-in extension 'agentv:agent-rules'"),
+        ("agentv:workspace", "the built-in extension 'agentv:workspace'"),
         ("file://ext.mjs:afterAll", "an 'afterAll' extension"),
     ],
 )

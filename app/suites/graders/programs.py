@@ -23,7 +23,7 @@ from app.evaluators.code.program_asserts import needs_program_folder
 from app.evaluators.config import EvaluatorConfig
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings
-from app.suites.model import EvalCase, EvalSuite, Workspace, WorkspaceHook
+from app.suites.model import AgentRules, EvalCase, EvalSuite, Workspace, WorkspaceHook
 from app.suites.reading import CaseOrigin
 from app.suites.workspaces.git_sources import GitSources
 from app.suites.workspaces.repos import place_repos
@@ -182,6 +182,8 @@ def place_workspace(suite: EvalSuite, policy: CodePolicy, findings: Findings) ->
             update[name] = placed(hook, (*where, "hooks", name, "cwd"))
     if workspace.extensions:
         update["extensions"] = _placed_extensions(workspace, policy.folder, findings)
+    if workspace.agent_rules:
+        update["agent_rules"] = _placed_agent_rules(workspace, policy.folder, findings)
     return suite.model_copy(update={"workspace": workspace.model_copy(update=update)})
 
 
@@ -241,6 +243,30 @@ def _no_template(workspace: Workspace, where: DocumentPath) -> tuple[DocumentPat
     return (*where, "template"), (
         f"template {workspace.template!r}: no such folder inside the workspace root"
     )
+
+
+def _placed_agent_rules(
+    workspace: Workspace, suite_folder: tuple[Path, PurePosixPath], findings: Findings
+) -> tuple[AgentRules, ...]:
+    """Each agent-rules path made absolute: a file or folder inside the workspace root."""
+    placed: list[AgentRules] = []
+    for rules in workspace.agent_rules:
+        staged: list[tuple[str, tuple[str, ...]]] = []
+        for kind, paths in rules.staged:
+            found: list[str] = []
+            for path in paths:
+                absolute = folder_inside(suite_folder, path)
+                if absolute is None or not Path(absolute).exists():
+                    findings.error(
+                        ("extensions",),
+                        f"agentv:agent-rules {kind} path {path!r} does not exist inside the "
+                        "workspace root",
+                    )
+                else:
+                    found.append(absolute)
+            staged.append((kind, tuple(found)))
+        placed.append(rules.model_copy(update={"staged": tuple(staged)}))
+    return tuple(placed)
 
 
 def _placed_extensions(

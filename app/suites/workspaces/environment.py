@@ -17,8 +17,8 @@ from, its script missing) is an error of each case, at run time. ``type: docker`
 exported function, called with ``{workspace_path, eval_dir, eval_case_id}`` at that point of
 the case's workspace, after the ``environment`` hooks. It runs in the sandbox with ``node``
 through a driver of ours, like every hook (a TypeScript module under ``bun``, as AgentV runs
-it). Refused by name: AgentV's built-in extensions (``agentv:...``, whose behaviour no
-published AgentV shows) and ``afterAll`` (cases never share a workspace here).
+it). ``agentv:agent-rules`` is read by ``agent_rules.py``. Refused by name: AgentV's other
+built-in extensions (``agentv:...``) and ``afterAll`` (cases never share a workspace here).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe, warn_unknown_keys
 from app.suites.model import Workspace, WorkspaceHook
 from app.suites.reading import refuse
+from app.suites.workspaces.agent_rules import is_agent_rules
 
 FILE_PREFIX = "file://"
 ENVIRONMENT_KEYS = frozenset({"type", "workdir", "setup", "env"})
@@ -171,6 +172,8 @@ def read_extensions(
         return ()
     found: list[tuple[str, WorkspaceHook]] = []
     for index, item in enumerate(value):
+        if isinstance(item, dict) and is_agent_rules(item):
+            continue  # read by app/suites/workspaces/agent_rules.py
         extension = _extension(item, folder, (*where, index), findings)
         if extension is not None:
             found.append(extension)
@@ -184,12 +187,14 @@ def _extension(
         findings.error(where, f"must be 'file://MODULE:function', not {describe(item)}")
         return None
     text = item.strip()
+    if is_agent_rules(text):
+        return None  # read by app/suites/workspaces/agent_rules.py
     if text.startswith("agentv:"):
         refuse(
             findings,
             where,
             f"the built-in extension {text!r}",
-            "AgentV 4.42.4 has no such extension, so there is no behaviour to follow",
+            "AgentV's only built-in extension read here is agentv:agent-rules",
         )
         return None
     module, _, function = text.removeprefix(FILE_PREFIX).rpartition(":")

@@ -23,6 +23,7 @@ from app.suites.documents.findings import MISSING, Findings, describe, pick, war
 from app.suites.documents.parsing import parse_yaml
 from app.suites.model import Workspace, WorkspaceHook
 from app.suites.reading import refuse
+from app.suites.workspaces.agent_rules import read_agent_rules
 from app.suites.workspaces.environment import (
     environment_env,
     environment_reference,
@@ -70,8 +71,10 @@ def read_workspace(
     value = document.get(key, MISSING)
     where: DocumentPath = (key,)
     extensions = read_extensions(document.get("extensions"), ".", findings)
+    agent_rules = read_agent_rules(document.get("extensions"), findings)
+    added = {"extensions": extensions, "agent_rules": agent_rules, "declared_as": key}
     if value is MISSING or value is None:
-        return Workspace(extensions=extensions, declared_as=key) if extensions else None
+        return Workspace.model_validate(added) if extensions or agent_rules else None
     folder = "."
     if isinstance(value, str) and value.strip():
         reference = workspace_reference(document)
@@ -95,7 +98,7 @@ def read_workspace(
     workspace = _workspace(value, folder, where, findings)
     if workspace is None:
         return None
-    workspace = workspace.model_copy(update={"extensions": extensions, "declared_as": key})
+    workspace = workspace.model_copy(update=added)
     return in_environment(workspace, env) if key == "environment" else workspace
 
 
