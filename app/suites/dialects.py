@@ -12,6 +12,7 @@ model; nothing after this module knows the dialect.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from app.suites.agentv.reader import dialect_of, read_agentv
@@ -21,6 +22,7 @@ from app.suites.files.sources import Sources
 from app.suites.graders.user_types import user_types
 from app.suites.prompts_vars.reader import read_prompts_vars
 from app.suites.reading import Dialect, SuiteCheck
+from app.suites.templates import request_env
 
 PROMPTS_VARS_KEYS = frozenset({"prompts", "providers", "defaultTest", "default_test"})
 DIALECTS: tuple[Dialect, ...] = ("agentv-2025", "agentv-2026", "prompts-providers-vars")
@@ -62,9 +64,14 @@ def _vars_layout(tests: list[Any]) -> bool:
     return uses_vars and not uses_agentv
 
 
-def read_document(document: Any, sources: Sources, findings: Findings) -> SuiteCheck:
-    """Read a parsed (``as_suite``) document with its dialect's reader."""
-    with user_types(sources.grader_types):
+def read_document(
+    document: Any, sources: Sources, findings: Findings, env: Mapping[str, str] | None = None
+) -> SuiteCheck:
+    """Read a parsed (``as_suite``) document with its dialect's reader.
+
+    ``env``: the request's, which templates read as ``{{ env.NAME }}``.
+    """
+    with user_types(sources.grader_types), request_env(env or {}):
         return _read_document(document, sources, findings)
 
 

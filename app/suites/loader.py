@@ -147,7 +147,7 @@ async def read_suite(
     if report.dialect != "agentv-2025":  # cases read from other files are filled in too
         sources.cases = interpolate_cases(sources.cases, env or {}, findings)
     # Templates render here (CPU, bounded per template): in a worker thread, off the loop.
-    check = await anyio.to_thread.run_sync(read_document, data, sources, findings)
+    check = await anyio.to_thread.run_sync(read_document, data, sources, findings, env)
     report.origins = check.origins
     if check.suite is not None:
         _check_case_ids(check.suite, check.origins, findings)

@@ -17,6 +17,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
@@ -357,6 +358,27 @@ def namespace(variables: Mapping[str, Any]) -> dict[str, Any]:
     return {**variables, "vars": dict(variables)}
 
 
+class RequestEnv(dict[str, str]):
+    """The request's ``env`` as a suite's templates see it: ``{{ env.NAME }}``."""
+
+
+_REQUEST_ENV: ContextVar[RequestEnv | None] = ContextVar("template_request_env", default=None)
+
+
+@contextmanager
+def request_env(env: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, ``{{ env.NAME }}`` in templates reads ``env`` (the request's).
+
+    AgentV and promptfoo read their process environment; this service never gives a suite
+    its own (it holds the service's keys), as with ``${{ NAME }}``.
+    """
+    token = _REQUEST_ENV.set(RequestEnv(env))
+    try:
+        yield
+    finally:
+        _REQUEST_ENV.reset(token)
+
+
 def render(text: str, scope: Mapping[str, Any], *, lenient: bool = False) -> str:
     """Render ``text`` with ``scope`` (see ``namespace``); text without a template is returned.
 
@@ -369,6 +391,9 @@ def render(text: str, scope: Mapping[str, Any], *, lenient: bool = False) -> str
     """
     if not has_template(text):
         return text
+    given = _REQUEST_ENV.get()
+    if given is not None and "env" not in scope:
+        scope = {**scope, "env": given}
     template = _compile(text, lenient)
     token = _DEADLINE.set(time.monotonic() + TEMPLATE_SECONDS)
     try:
@@ -398,6 +423,12 @@ def _undefined_message(message: str) -> str:
         return (
             f"'{{{{ {found.group(1)} }}}}' is filled by AgentV at run time; this service does "
             "not provide it yet"
+        )
+    named = re.fullmatch(r"'[\w.]*RequestEnv object' has no attribute '(.+)'", message)
+    if named:
+        return (
+            f"'{{{{ env.{named.group(1)} }}}}' is not given: send it in the request's `env`; "
+            "a suite never reads the service's environment"
         )
     if found and found.group(1) == "env":
         return (

@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.settings import Settings
 from testkit.fake_llm import FakeLLM, RecordedRequest, Reply
 from tests.conftest import ClientFactory
@@ -80,3 +82,42 @@ async def test_the_rubric_prompt_of_default_test_is_every_rubric_judges_prompt(
         "[[ ## answer ## ]]\nWrite FizzBuzz in Python.",  # the fake candidate echoes
     ):
         assert part in text, text
+
+
+async def test_env_in_templates_reads_the_requests_env_and_never_the_services(
+    tmp_path: Path,
+    fake_llm: FakeLLM,
+    make_client: ClientFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # AgentV's env-interpolation sample: `{{ env.CUSTOM_SYSTEM_PROMPT }}`, and a default
+    monkeypatch.setenv("EVAL_ASSERTION", "the service's own value")
+    suite = {
+        "providers": ["local-openai"],
+        "prompts": ["{{ input }}"],
+        "tests": [
+            {
+                "id": "persona",
+                "assert": [{"type": "contains", "value": "Hi"}],
+                "vars": {
+                    "input": [
+                        {"role": "system", "content": "{{ env.CUSTOM_SYSTEM_PROMPT }}"},
+                        {"role": "user", "content": "Hi {{ env.EVAL_ASSERTION | default('x') }}"},
+                    ]
+                },
+            }
+        ],
+    }
+    env = {"CUSTOM_SYSTEM_PROMPT": "You are a pirate."}
+    async with make_client(settings_for(tmp_path, fake_llm)) as client:
+        checked = (await client.post("/validate", json={"suite": suite})).json()
+        response = await client.post("/evaluate", json={"suite": suite, "env": env})
+    assert response.status_code == 200, response.text
+    assert response.json()["results"][0]["status"] == "passed"
+    [asked] = fake_llm.requests
+    assert asked.json["messages"] == [
+        {"role": "system", "content": "You are a pirate."},
+        {"role": "user", "content": "Hi x"},
+    ]
+    expected = "'{{ env.CUSTOM_SYSTEM_PROMPT }}' is not given: send it in the request's `env`"
+    assert any(expected in warning for warning in checked["warnings"]), checked["warnings"]
