@@ -87,3 +87,28 @@ async def test_a_sample_whose_judge_prompt_program_is_not_there_is_refused_namin
     outcome = await check_file(folder, folder.parent / relative)
     assert not outcome.loaded
     assert any("custom-grader.ts' does not exist" in error for error in outcome.errors)
+
+
+JULY = Path("/work/shared/reference/agentv-2026/full/2026-07-08_58f316ca2")
+
+
+@pytest.mark.skipif(not JULY.is_dir(), reason="AgentV's July-2026 repository files are not here")
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "examples/contract/evals/repo-materialization.eval.yaml",  # a workdir its setup makes
+        "examples/features/repo-lifecycle/evals/suite.yaml",
+        "examples/showcase/bug-fix-benchmark/evals/bug-fixes.eval.yaml",
+        "scripts/fixtures/promptfoo-export/host-environment.agentv.yaml",  # environment env
+        "examples/features/readme-quickstart/evals/my-eval.eval.yaml",  # rubric_prompt
+        "examples/features/agent-skills-evals/csv-analyzer.EVAL.yaml",  # agentv:agent-rules
+        "examples/features/agent-skills-evals/multi-provider-skill-use.EVAL.yaml",
+        "examples/features/tool-calls-template/evals/suite.yaml",
+        "examples/features/env-interpolation/evals/suite.yaml",  # {{ env.X }}
+        "examples/red-team/suites/llm02-insecure-output.eval.yaml",  # undefined {{ config }}
+    ],
+)
+async def test_july_files_of_agentvs_repository_load_with_every_grader(relative: str) -> None:
+    outcome = await check_file(JULY, JULY / relative)
+    assert outcome.loaded, outcome.errors
+    assert outcome.dropped == 0
