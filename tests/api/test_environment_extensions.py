@@ -235,3 +235,17 @@ async def test_an_extension_module_that_is_not_there_is_an_error_at_validation(
         response = await client.post("/validate", json={"suite": "evals/suite.yaml"})
     errors = {error["path"]: error["message"] for error in response.json().get("errors", [])}
     assert errors["extensions[0]"] == "its module '../scripts/missing.mjs' does not exist"
+
+
+async def test_a_shell_setup_writes_into_the_workdir_its_variable_names(
+    tmp_path: Path, make_client: ClientFactory
+) -> None:
+    # AgentV's promptfoo-export host-environment fixture, its setup and env as written
+    write_project(tmp_path)
+    script = 'echo "ready $AGENTV_EXPORT_TEST" > "$AGENTV_ENVIRONMENT_WORKDIR/ready.txt"'
+    setup = {"command": ["bash", "-lc", script], "timeout_ms": 120000}
+    with_environment(tmp_path, setup=setup, env={"AGENTV_EXPORT_TEST": "fixture"})
+    async with make_client(settings(tmp_path)) as client:
+        response = await client.post("/evaluate", json={"suite": "evals/suite.yaml"})
+    answers = [record["candidate_answer"] for record in response.json()["results"]]
+    assert answers == ["ready fixture", "ready fixture"], response.json()["results"]
