@@ -22,7 +22,7 @@ from app.suites.files.sources import Sources
 from app.suites.graders.user_types import user_types
 from app.suites.prompts_vars.reader import read_prompts_vars
 from app.suites.reading import Dialect, SuiteCheck
-from app.suites.templates import request_env
+from app.suites.template_env import request_env
 
 PROMPTS_VARS_KEYS = frozenset({"prompts", "providers", "defaultTest", "default_test"})
 DIALECTS: tuple[Dialect, ...] = ("agentv-2025", "agentv-2026", "prompts-providers-vars")

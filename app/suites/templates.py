@@ -17,7 +17,6 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
@@ -29,6 +28,8 @@ from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
 from jinja2.nodes import EvalContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from app.suites.template_env import REQUEST_ENV
 
 MAX_RENDERED_CHARS = 1_000_000
 """Largest text one template may render (about the size of a large prompt); also the
@@ -358,27 +359,6 @@ def namespace(variables: Mapping[str, Any]) -> dict[str, Any]:
     return {**variables, "vars": dict(variables)}
 
 
-class RequestEnv(dict[str, str]):
-    """The request's ``env`` as a suite's templates see it: ``{{ env.NAME }}``."""
-
-
-_REQUEST_ENV: ContextVar[RequestEnv | None] = ContextVar("template_request_env", default=None)
-
-
-@contextmanager
-def request_env(env: Mapping[str, str]) -> Iterator[None]:
-    """Within the block, ``{{ env.NAME }}`` in templates reads ``env`` (the request's).
-
-    AgentV and promptfoo read their process environment; this service never gives a suite
-    its own (it holds the service's keys), as with ``${{ NAME }}``.
-    """
-    token = _REQUEST_ENV.set(RequestEnv(env))
-    try:
-        yield
-    finally:
-        _REQUEST_ENV.reset(token)
-
-
 def render(text: str, scope: Mapping[str, Any], *, lenient: bool = False) -> str:
     """Render ``text`` with ``scope`` (see ``namespace``); text without a template is returned.
 
@@ -391,7 +371,7 @@ def render(text: str, scope: Mapping[str, Any], *, lenient: bool = False) -> str
     """
     if not has_template(text):
         return text
-    given = _REQUEST_ENV.get()
+    given = REQUEST_ENV.get()
     if given is not None and "env" not in scope:
         scope = {**scope, "env": given}
     template = _compile(text, lenient)
