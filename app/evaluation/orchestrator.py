@@ -146,11 +146,13 @@ async def _attempt(
         return await converse(state, case.conversation, context, registry, workspace, known)
     state.raw_request = raw_request(formatted)
     response: ProviderResponse | None = None
-    if known is None:
+    if known is not None:
+        candidate_answer = known.text
+    elif case.given_output is not None:  # promptfoo's providerOutput: the target is not called
+        candidate_answer = case.given_output
+    else:
         response = await ask_candidate(state, formatted, context, workspace)
         candidate_answer = response.text
-    else:
-        candidate_answer = known.text
     await note_answer(state, candidate_answer, response, workspace)
     if not case.graded:
         return state.record(UNGRADED)

@@ -209,6 +209,8 @@ class EvalCase(BaseModel):
             and it passes ungraded (as promptfoo reports it); no default judge grades it.
         missing_files: Files its input references that were found nowhere: the case runs
             as an ``error`` naming them, the other cases run (AgentV).
+        given_output: The answer given with the case (a promptfoo test's ``providerOutput``):
+            it is graded as the candidate's answer and the candidate is not called.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -229,6 +231,7 @@ class EvalCase(BaseModel):
     )
     graded: bool = True
     missing_files: tuple[str, ...] = ()
+    given_output: str | None = None
     prompt_inputs: tuple[tuple[str, tuple[Message, ...]], ...] = Field(
         (),
         description=(

@@ -235,6 +235,17 @@ async def test_regrading_skips_the_candidate_call() -> None:
     assert record.latency_ms.candidate == 12.5
 
 
+async def test_a_given_output_is_graded_and_the_candidate_is_not_called() -> None:
+    # promptfoo's providerOutput (measured: tests/conformance/promptfoo/provider_output.yaml)
+    target = ScriptedTarget()
+    case = make_case().model_copy(update={"given_output": "the given answer"})
+    record = await evaluate_case(formatted(case), plan_for(), context_with(target))
+    assert [r.role for r in target.requests] == [CallRole.JUDGE]
+    assert "[[ ## candidate_answer ## ]]\nthe given answer" in target.requests[0].question
+    assert record.candidate_answer == "the given answer"
+    assert record.usage.candidate == TokenUsage()
+
+
 async def test_response_cache_serves_the_second_run_and_marks_records() -> None:
     target = ScriptedTarget()
     cache = MemoryResponseCache()

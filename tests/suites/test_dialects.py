@@ -584,3 +584,23 @@ async def test_a_prompt_object_whose_id_is_a_file_reads_that_file() -> None:
     assert report.suite is not None, report.errors
     [case] = report.suite.cases
     assert case.input_messages[-1].content == "Answer Hi"
+
+
+async def test_a_tests_provider_output_is_its_answer_and_only_text_is_read() -> None:
+    # promptfoo grades a non-empty providerOutput instead of calling the provider
+    report = await check(
+        {
+            "prompts": ["{{ q }}"],
+            "tests": [
+                {"id": "given", "vars": {"q": "x"}, "providerOutput": "kill", "assert": ["k"]},
+                {"id": "empty", "vars": {"q": "x"}, "providerOutput": "", "assert": ["k"]},
+            ],
+        }
+    )
+    assert report.suite is not None, report.errors
+    assert [case.given_output for case in report.suite.cases] == ["kill", None]
+    assert not any("providerOutput" in warning for warning in report.warnings)
+    mapping = await check(
+        {"prompts": ["{{ q }}"], "tests": [{"vars": {"q": "x"}, "providerOutput": {"a": 1}}]}
+    )
+    assert "only a text output" in errors_by_path(mapping)["tests[0].providerOutput"]

@@ -6,9 +6,9 @@ list of messages stands for those messages. Several prompts are arms: each test 
 per prompt (one case, its input per prompt), and several providers make an arm each (a
 provider's ``prompts`` names the prompts it runs). ``tests[].assert`` and the
 ``defaultTest`` graders grade the case; ``threshold`` is its pass mark; ``metadata`` is
-kept. AgentV's own keys work too: ``vars.expected_output`` (or ``expected_output``) is the
-expected answer, and a suite without ``prompts`` takes each test's ``input`` (or
-``vars.input``) directly.
+kept; ``providerOutput`` is the answer graded instead of calling the target. AgentV's own
+keys work too: ``vars.expected_output`` (or ``expected_output``) is the expected answer,
+and a suite without ``prompts`` takes each test's ``input`` (or ``vars.input``) directly.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from app.suites.prompts_vars.defaults import (
 )
 from app.suites.prompts_vars.embedding import embedded_by, options_embedding
 from app.suites.prompts_vars.prompts import Prompt, prompt_messages, prompts_named, read_prompts
+from app.suites.prompts_vars.provider_output import read_provider_output
 from app.suites.prompts_vars.rubric_prompt import prompted_by, read_rubric_prompt
 from app.suites.prompts_vars.scenarios import scenario_tests
 from app.suites.prompts_vars.variables import (
@@ -95,7 +96,7 @@ SUITE_REFUSED = {
 }
 TEST_KEYS = frozenset(
     {"id", "description", "vars", "assert", "threshold", "metadata", "criteria", "options"}
-    | {"prompts"}
+    | {"prompts", "providerOutput"}
     | {"input", "expected_output", "conversation_id", "note", "tags", "execution"}
     | TOOL_USE_KEYS
     | frozenset(CONVERSATION_KEYS)
@@ -340,6 +341,7 @@ def _read_test(
     threshold = raw.get("threshold", defaults.threshold)
     thresholds = promptfoo_thresholds(threshold, (*path, "threshold"), findings)
     conversation_id = text_field(raw, ("conversation_id",), path, findings)
+    given_output = read_provider_output(raw, path, conversation is not None, findings)
     note = text_field(raw, ("description", "note"), path, findings)
     own_metadata = raw.get("metadata") or {}
     if not isinstance(own_metadata, dict):
@@ -368,6 +370,7 @@ def _read_test(
                 thresholds=thresholds,
                 metadata={"metadata": metadata} if metadata else {},
                 tool_use=tool_use,
+                given_output=given_output,
             ),
             origin,
         )

@@ -35,7 +35,7 @@ CORPUS = ROOT / "tests" / "conformance" / "promptfoo"
 EXAMPLES = Path("/work/shared/reference/promptfoo-examples")
 FAST = (
     *("contains", "equals", "regex", "json", "pass_rule", "no_asserts", "python"),
-    *("similar", "tools_call", "select_best", "transform", "is_sql"),
+    *("similar", "tools_call", "select_best", "transform", "is_sql", "provider_output"),
 )
 """The configs CI runs (about a minute with promptfoo's start-up)."""
 _ISOLATED = "--in-namespace"
