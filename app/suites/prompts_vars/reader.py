@@ -47,6 +47,7 @@ from app.suites.prompts_vars.defaults import (
 from app.suites.prompts_vars.embedding import embedded_by, options_embedding
 from app.suites.prompts_vars.prompts import Prompt, prompt_messages, prompts_named, read_prompts
 from app.suites.prompts_vars.provider_output import read_provider_output
+from app.suites.prompts_vars.references import dereferenced
 from app.suites.prompts_vars.rubric_prompt import prompted_by, read_rubric_prompt
 from app.suites.prompts_vars.scenarios import scenario_tests
 from app.suites.prompts_vars.variables import (
@@ -78,13 +79,13 @@ SUITE_KEYS = frozenset(
     | {"targets"}
     | {"system_prompt", "assert", "evaluate_options", "environment", "extensions", "scenarios"}
     | {"evaluateOptions"}
+    | {"assertionTemplates"}
     | {*DEFAULT_TEST_KEYS, *METADATA_KEYS}
 )
 SUITE_REFUSED = {
     "env": "a suite never sets or reads the service's environment",
     "nunjucksFilters": "custom template filters run programs, which suites may not do",
     "derivedMetrics": "derived metrics are not supported yet",
-    "assertionTemplates": "assertion templates are not supported yet",
     "redteam": "red-team generation is not supported",
     "assertions": "AgentV's suite graders are not read in this layout: use defaultTest.assert",
     "input": "AgentV's suite input is not read in this layout: put it in the prompts",
@@ -116,6 +117,7 @@ def read_prompts_vars(
     document: Mapping[str, Any], sources: Sources, findings: Findings
 ) -> SuiteCheck:
     """Read a prompts/providers/vars suite; every problem goes into ``findings``."""
+    document = dereferenced(document, findings)
     warn_unknown_keys(document, SUITE_KEYS | frozenset(SUITE_REFUSED), (), findings)
     for key, why in SUITE_REFUSED.items():
         if key in document:
