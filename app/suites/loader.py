@@ -329,7 +329,9 @@ async def _load_files(
 def _with_missing(case: EvalCase, origin: CaseOrigin, missing: set[str]) -> EvalCase:
     """The case marked with the input files it references that were found nowhere."""
     absent = tuple(path for path in origin.files if path in missing)
-    return case.model_copy(update={"missing_files": absent}) if absent else case
+    if not absent:
+        return case
+    return case.model_copy(update={"missing_files": (*case.missing_files, *absent)})
 
 
 def _report_file_problems(

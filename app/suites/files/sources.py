@@ -48,6 +48,8 @@ class Sources:
             has no ``input`` and names no ``PROMPT.md`` (AgentV's task prompt fallback).
         grader_types: User-defined grader types (``.agentv/assertions/<type>.ts``): type
             name -> its file, relative to the suite's folder (``graders.user_types``).
+        missing_vars: ``file://`` variable files found nowhere: the tests that use them run
+            as errors naming them, the others run (a warning at each place, not an error).
     """
 
     cases: dict[DocumentPath, CaseList] = field(default_factory=dict)
@@ -57,6 +59,7 @@ class Sources:
     source_name: str | None = None
     sibling_prompt: str | None = None
     grader_types: dict[str, str] = field(default_factory=dict)
+    missing_vars: set[str] = field(default_factory=set)
 
 
 def strip_file_prefix(reference: str) -> str:
@@ -194,12 +197,20 @@ async def load_sources(
         return sources
     for where, reference in case_references(document).items():
         sources.cases[where] = await _cases(reference, where, file_source, findings)
-    references = {**text_references(document), **var_file_references(document, sources.cases)}
+    var_files = var_file_references(document, sources.cases)
+    references = {**text_references(document), **var_files}
     texts = await _expand_globs(references, file_source, sources, findings)
     loaded = await file_source.collect(list(texts.values()))
     for where, path in texts.items():
         if path in loaded.files:
             sources.texts[path] = loaded.files[path]
+        elif where in var_files and path not in loaded.refused:
+            sources.missing_vars.add(path)
+            findings.warn(
+                where,
+                f"file not found: {path}: the tests that use it are errors (send it in "
+                "`files` or put it under a workspace root)",
+            )
         else:
             reason = loaded.refused.get(path, "file not found")
             findings.error(where, f"file {path!r}: {reason}")

@@ -68,6 +68,8 @@ class DefaultTest:
     """``options.transformVars``: makes every test's variables (a test's own replaces it)."""
     texts: Mapping[str, str] = field(default_factory=dict)
     globs: Mapping[str, list[str]] = field(default_factory=dict)
+    missing_vars: frozenset[str] = frozenset()
+    """``file://`` variable files found nowhere (``Sources.missing_vars``)."""
     suite_graders: Any = None
     """AgentV's top-level ``assert``: every test's, unless it skips defaults."""
 

@@ -54,6 +54,7 @@ from app.suites.prompts_vars.variables import (
     VarFiles,
     expanded_tests,
     loaded_variables,
+    missing_var_files,
     read_transform_vars,
     transformed_vars,
 )
@@ -127,6 +128,7 @@ def read_prompts_vars(
     defaults = default_test(document, sources, findings)
     defaults.texts = sources.texts
     defaults.globs = sources.globs
+    defaults.missing_vars = frozenset(sources.missing_vars)
     targets, defaults.tool_use, target_tools, target_prompts = _target(
         document, findings, sources.texts, prompts
     )
@@ -355,6 +357,7 @@ def _read_test(
     if len(findings.errors) > before or test_id is None:
         return
     metadata = {**defaults.metadata, **own_metadata}
+    missing = missing_var_files(variables, defaults.missing_vars)
     if inputs:
         yield (
             EvalCase(
@@ -373,6 +376,7 @@ def _read_test(
                 metadata={"metadata": metadata} if metadata else {},
                 tool_use=tool_use,
                 given_output=given_output,
+                missing_files=missing,
             ),
             origin,
         )

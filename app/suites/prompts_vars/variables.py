@@ -75,6 +75,20 @@ def _loaded(value: Any, path: DocumentPath, files: VarFiles, findings: Findings)
     return text.rstrip("\r\n")
 
 
+def missing_var_files(variables: Mapping[str, Any], missing: frozenset[str]) -> tuple[str, ...]:
+    """The files found nowhere that ``file://`` values of ``variables`` name, sorted.
+
+    promptfoo 0.123.1 stops the whole eval at such a file ("No files found for variable");
+    here the tests that use it run as errors naming it and the others run (docs/design.md).
+    """
+    named = (
+        strip_file_prefix(value)
+        for value in variables.values()
+        if isinstance(value, str) and value.strip().startswith(FILE_PREFIX)
+    )
+    return tuple(sorted({path for path in named if path in missing}))
+
+
 VARS_TIMEOUT_MS = 500
 """Longest a ``transformVars`` script may run for one test."""
 

@@ -1,0 +1,47 @@
+"""promptfoo constructs that shape a run, through the API: a missing variable file errs only
+the tests that use it (promptfoo itself stops the whole eval: a deliberate difference)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from app.settings import Settings
+from app.settings.targets import MockTarget
+from tests.conftest import ClientFactory
+
+
+async def evaluate(
+    make_client: ClientFactory, tmp_path: Path, suite: dict[str, Any], **request: Any
+) -> dict[str, Any]:
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        sample_run=False,
+        targets=[MockTarget(name="default")],
+    )
+    async with make_client(settings) as http:
+        validated = await http.post("/validate", json={"suite": suite, **request})
+        assert validated.status_code == 200, validated.text
+        assert validated.json()["valid"], validated.text
+        response = await http.post("/evaluate", json={"suite": suite, **request})
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+async def test_a_missing_variable_file_errs_only_the_tests_that_use_it(
+    make_client: ClientFactory, tmp_path: Path
+) -> None:
+    suite = {
+        "prompts": ["Answer {{ q }} with {{ context }}"],
+        "providers": ["default"],
+        "tests": [
+            {"vars": {"q": "a", "context": "file://docs/here.md"}},
+            {"vars": {"q": "b", "context": "file://docs/gone.md"}},
+        ],
+    }
+    body = await evaluate(make_client, tmp_path, suite, files={"docs/here.md": "kept"})
+    records = {record["eval_id"]: record for record in body["results"]}
+    assert records["test-1"]["status"] == "passed"
+    assert records["test-2"]["status"] == "error"
+    assert records["test-2"]["error"] == "file not found: docs/gone.md"
