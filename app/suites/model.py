@@ -211,6 +211,9 @@ class EvalCase(BaseModel):
             as an ``error`` naming them, the other cases run (AgentV).
         given_output: The answer given with the case (a promptfoo test's ``providerOutput``):
             it is graded as the candidate's answer and the candidate is not called.
+        input_error: Why its input could not be made (a promptfoo JSON chat template that
+            renders to no JSON for its variables): the case runs as that ``error``.
+        prompt_errors: ``input_error`` by prompt id, when its suite has several prompts.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -232,6 +235,8 @@ class EvalCase(BaseModel):
     graded: bool = True
     missing_files: tuple[str, ...] = ()
     given_output: str | None = None
+    input_error: str | None = None
+    prompt_errors: tuple[tuple[str, str], ...] = ()
     prompt_inputs: tuple[tuple[str, tuple[Message, ...]], ...] = Field(
         (),
         description=(
@@ -244,7 +249,15 @@ class EvalCase(BaseModel):
         """The case as the arm of ``prompt`` runs it (None: the test does not use it)."""
         for prompt_id, messages in self.prompt_inputs:
             if prompt_id == prompt:
-                return self.model_copy(update={"input_messages": messages, "prompt_inputs": ()})
+                error = dict(self.prompt_errors).get(prompt)
+                return self.model_copy(
+                    update={
+                        "input_messages": messages,
+                        "prompt_inputs": (),
+                        "input_error": error,
+                        "prompt_errors": (),
+                    }
+                )
         return None
 
     def opening_messages(self) -> tuple[Message, ...]:

@@ -4,9 +4,14 @@ Templates see plain data only: the case's variables (JSON values) at the top lev
 under ``vars``. Attribute and item access read mapping keys and list indices, nothing of
 Python (no methods, no dunder names), autoescape is off, and an undefined name is an error
 naming it. What a template may do is bounded, because suites come from requests: no
-``include``/``import``/``extends``, no macros or call blocks, no loop inside a loop or
-recursive loop, no ``range``, a short list of filters, ``*``/``**`` and string-building
-filters checked before they run, and every rendered text capped in size.
+``include``/``import``/``extends``, no macros or call blocks, loops nested at most
+``MAX_LOOP_DEPTH`` deep and never recursive (every pass checks the deadline), no ``range``,
+a short list of filters, ``*``/``**`` and string-building filters checked before they run,
+and every rendered text capped in size.
+
+Two readings are nunjucks' (promptfoo's engine, measured on promptfoo 0.123.1):
+``{% for key, value in mapping %}`` walks the mapping's pairs, and ``.length`` of a list or
+a text is its length.
 """
 
 from __future__ import annotations
@@ -40,7 +45,14 @@ MAX_SORTED_ITEMS = 100_000
 """Most items ``sort``, ``unique``, ``min``, ``max``, ``sum`` and ``list`` take at once (each
 item may cost a Python call: one filter must stay well within ``TEMPLATE_SECONDS``)."""
 TEMPLATE_SECONDS = 1.0
-"""Longest one template may take to render: every operation, filter and lookup checks it."""
+"""Longest one template may take to render: every operation, filter, lookup and loop pass
+checks it."""
+MAX_LOOP_DEPTH = 3
+"""Deepest loops may nest (a chat history of messages of role/content pairs needs two)."""
+_LOOP_FIELDS = frozenset({"index", "index0", "revindex", "revindex0", "first", "last", "length"})
+"""What a loop's ``loop`` tells (nunjucks' names)."""
+_LOOP_ITEMS = "_loop_items"
+"""The filter every loop's sequence goes through (``_walk`` adds it): pairs, deadline."""
 
 _DEADLINE: ContextVar[float] = ContextVar("template_deadline", default=float("inf"))
 
@@ -223,7 +235,15 @@ class _DataEnvironment(ImmutableSandboxedEnvironment):
         return super().call_binop(context, operator, left, right)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
-        """``a.b`` reads key ``b`` of a mapping; nothing else has attributes here."""
+        """``a.b`` reads key ``b`` of a mapping, and little else.
+
+        ``.length`` of a list or text is its length (as nunjucks reads it), and
+        ``loop.index`` and the like are the loop's; nothing else has attributes.
+        """
+        if attribute == "length" and isinstance(obj, list | tuple | str):
+            return len(obj)
+        if isinstance(obj, jinja2.runtime.LoopContext) and attribute in _LOOP_FIELDS:
+            return getattr(obj, attribute)
         return self.getitem(obj, attribute)
 
     def getitem(self, obj: Any, argument: Any) -> Any:
@@ -288,6 +308,14 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _loop_items(value: Any, pairs: bool) -> Iterator[Any]:
+    """A loop's items, checking the deadline at each; a mapping's pairs for ``k, v`` loops."""
+    items = value.items() if pairs and isinstance(value, Mapping) else value
+    for item in items:
+        _tick()
+        yield item
+
+
 def _environment(undefined: type[jinja2.Undefined]) -> _DataEnvironment:
     environment = _DataEnvironment(undefined=undefined, autoescape=False, finalize=_finalize)
     environment.globals.clear()
@@ -296,6 +324,7 @@ def _environment(undefined: type[jinja2.Undefined]) -> _DataEnvironment:
     }
     safe.update(join=_checked_join, replace=_checked_replace)
     safe.update(load=_checked_filter("load", _load), dump=_checked_filter("dump", _dump))
+    safe[_LOOP_ITEMS] = _loop_items
     environment.filters = safe
     environment.tests = {
         name: test
@@ -312,16 +341,23 @@ _LENIENT = _environment(jinja2.ChainableUndefined)
 
 
 def _walk(node: nodes.Node, loop_depth: int = 0) -> Iterator[str]:
-    """Names of refused constructs in a parsed template."""
+    """Names of refused constructs in a parsed template.
+
+    Each loop's sequence is wrapped in ``_loop_items`` on the way.
+    """
     if isinstance(node, _FORBIDDEN_NODES):
         yield f"'{type(node).__name__.lower()}' blocks are not allowed"
         return
     if isinstance(node, nodes.For):
         if node.recursive:
             yield "recursive loops are not allowed"
-        if loop_depth:
-            yield "a loop inside a loop is not allowed"
+        if loop_depth >= MAX_LOOP_DEPTH:
+            yield f"loops nested more than {MAX_LOOP_DEPTH} deep are not allowed"
         loop_depth += 1
+        pairs = isinstance(node.target, nodes.Tuple) and len(node.target.items) == 2
+        node.iter = nodes.Filter(
+            node.iter, _LOOP_ITEMS, [nodes.Const(pairs)], [], None, None, lineno=node.lineno
+        )
     for child in node.iter_child_nodes():
         yield from _walk(child, loop_depth)
 

@@ -45,3 +45,19 @@ async def test_a_missing_variable_file_errs_only_the_tests_that_use_it(
     assert records["test-1"]["status"] == "passed"
     assert records["test-2"]["status"] == "error"
     assert records["test-2"]["error"] == "file not found: docs/gone.md"
+
+
+async def test_a_chat_template_that_renders_no_json_errs_only_its_test(
+    make_client: ClientFactory, tmp_path: Path
+) -> None:
+    chat = '[{"role": "user", "content": "{{ q }}"}]  {# a template #}'
+    suite = {
+        "prompts": ["file://chat.json"],
+        "providers": ["default"],
+        "tests": [{"vars": {"q": "fine"}}, {"vars": {"q": 'say "hi"'}}],
+    }
+    body = await evaluate(make_client, tmp_path, suite, files={"chat.json": chat})
+    records = {record["eval_id"]: record for record in body["results"]}
+    assert records["test-1"]["status"] == "passed"
+    assert records["test-2"]["status"] == "error"
+    assert "is not valid JSON once rendered" in records["test-2"]["error"]

@@ -67,3 +67,44 @@ async def test_a_prompt_glob_is_one_prompt_per_file_it_matches() -> None:
     assert inputs == {"prompt1.txt": "One x", "prompt2.txt": "Two x"}
     none = await check({"prompts": ["file://nothing*.txt"], "tests": tests}, files=files)
     assert "file 'nothing*.txt': no file matches" in str(none.errors)
+
+
+CHAT_HISTORY = """[
+  {"role": "system", "content": {{ system | dump }}},
+  {% for message in previous %}{% for role, content in message %}
+    {"role": "{{ role }}", "content": {{ content | dump }}},
+  {% endfor %}{% endfor %}
+  {"role": "user", "content": "{{ q }} ({{ previous.length }})"}
+]"""
+
+
+async def test_a_json_chat_template_is_rendered_whole_then_parsed() -> None:
+    # measured against promptfoo 0.123.1: tests/conformance/promptfoo/chat_template.yaml
+    previous = [{"user": "Who?"}, {"assistant": 'Me, "Ada"'}]
+    report = await check(
+        {
+            "prompts": ["file://chat.json"],
+            "defaultTest": {"vars": {"system": "Be brief", "previous": previous}},
+            "tests": [{"vars": {"q": "Why?"}}, {"vars": {"q": 'say "hi"'}}],
+        },
+        files={"chat.json": CHAT_HISTORY},
+    )
+    assert report.suite is not None, report.errors
+    good, broken = report.suite.cases
+    assert [(m.role, m.content) for m in good.input_messages] == [
+        ("system", "Be brief"),
+        ("user", "Who?"),
+        ("assistant", 'Me, "Ada"'),
+        ("user", "Why? (2)"),
+    ]
+    assert good.input_error is None
+    assert broken.input_error is not None
+    assert "is not valid JSON once rendered" in broken.input_error
+
+
+async def test_a_prompt_reading_the_conversation_promptfoo_fills_is_refused_by_name() -> None:
+    report = await check(
+        {"prompts": ["file://chat.json"], "tests": [{"vars": {"q": "x"}}]},
+        files={"chat.json": '[{% for c in _conversation %}{% endfor %}{"role": "user"}]'},
+    )
+    assert any("reads '_conversation'" in error.message for error in report.errors)

@@ -87,7 +87,11 @@ def test_no_python_object_is_reachable(template: str) -> None:
         ("{% include 'x' %}", "'include' blocks are not allowed"),
         ("{% import 'x' as y %}", "'import' blocks are not allowed"),
         ("{% macro m() %}{% endmacro %}", "'macro' blocks are not allowed"),
-        ("{% for a in xs %}{% for b in xs %}{% endfor %}{% endfor %}", "a loop inside a loop"),
+        (
+            "{% for a in xs %}{% for b in xs %}{% for c in xs %}{% for d in xs %}"
+            "{% endfor %}{% endfor %}{% endfor %}{% endfor %}",
+            "nested more than 3 deep",
+        ),
         ("{% for a in xs recursive %}{{ loop(a) }}{% endfor %}", "recursive loops"),
         ("{{ 'a' * 100000000 }}", "over the size limit"),
         ("{{ 9 ** 9999 }}", "exponent"),

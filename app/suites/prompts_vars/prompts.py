@@ -2,14 +2,23 @@
 
 A prompt is a template string (one user turn), a ``{id, label, raw|prompt|file}`` mapping, or
 ``file://`` text (several prompts when ``---`` lines split it) or a JSON chat file
-(``[{role, content}]`` with ``{{ names }}``). Rendered
+(``[{role, content}]``). Rendered
 with a test's variables it gives that test's input messages; ``"{{ input }}"`` with
 ``vars.input`` a list of messages stands for those messages (AgentV's reading).
+
+A JSON chat file that is JSON only once rendered (loops write its messages, ``{% for role,
+content in message %}``; an unquoted ``{{ x | dump }}``) is rendered whole and then parsed,
+as promptfoo 0.123.1 does (measured: tests/conformance/promptfoo/chat_template.yaml); a
+variable that breaks its JSON (a quote in ``"{{ q }}"``) makes that test an error when it
+runs, not the suite. A file that is JSON as written is parsed first and each message
+rendered, so a quote or a line break in a variable stays text (promptfoo renders it whole
+too and errs: a deliberate difference, docs/design.md).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -23,11 +32,14 @@ from app.suites.reading import CaseOrigin, Renderer, refuse
 from app.suites.templates import (
     TemplateProblem,
     UndefinedVariable,
+    has_template,
     namespace,
     render,
     single_variable,
 )
 
+CONVERSATION = "_conversation"
+_CONVERSATION = re.compile(r"\b_conversation\b")
 SEPARATOR = "---"
 """A line of a prompt file that separates two prompts (promptfoo's default)."""
 
@@ -42,6 +54,8 @@ class Prompt:
     path: DocumentPath
     names: frozenset[str] = frozenset()
     """What a test's ``prompts`` may call it: its id and label (besides ``id``)."""
+    chat_template: bool = False
+    """``text`` is a JSON chat file with templates: rendered whole, then parsed."""
 
     def called(self, name: str) -> bool:
         """Whether a test's ``prompts`` entry names this prompt."""
@@ -138,6 +152,8 @@ def _prompt_file(
         try:
             messages = json.loads(text)
         except json.JSONDecodeError as exc:
+            if has_template(text):  # JSON once rendered: loops, unquoted ``| dump``
+                return [Prompt(prompt_id, text, None, where, chat_template=True)]
             findings.error(where, f"file {path!r} is not JSON: {exc.msg}")
             return []
         if not isinstance(messages, list):
@@ -167,15 +183,37 @@ def prompts_named(
     return [prompt for prompt in prompts if any(prompt.called(name) for name in names)]
 
 
+@dataclass(frozen=True)
+class InputError:
+    """Why a test's input cannot be made: the test runs as this error (promptfoo's)."""
+
+    message: str
+
+
 def prompt_messages(
     prompt: Prompt,
     variables: Mapping[str, Any],
     path: DocumentPath,
     origin: CaseOrigin,
     findings: Findings,
-) -> tuple[Message, ...] | None:
+) -> tuple[Message, ...] | InputError | None:
     """The input messages one prompt gives for a test's variables (None: an error)."""
     renderer = Renderer(variables, findings, "empty")
+    if CONVERSATION not in variables and _CONVERSATION.search(prompt.text or ""):
+        findings.error(
+            (*path, "vars"),
+            f"prompt {prompt.id!r} reads '{CONVERSATION}', which promptfoo fills as the tests "
+            "run (the earlier turns of the test's metadata.conversationId): not supported "
+            "yet; give it in the test's vars",
+        )
+        return None
+    if prompt.chat_template:
+        assert prompt.text is not None
+        before = len(findings.errors)
+        rendered = renderer.text(prompt.text, (*path, "vars"))
+        if len(findings.errors) > before:
+            return None
+        return _chat(rendered, prompt, origin, findings)
     if prompt.messages is not None:
         return read_messages(prompt.messages, prompt.path, findings, origin.files, renderer)
     assert prompt.text is not None
@@ -194,3 +232,29 @@ def prompt_messages(
     except TemplateProblem as exc:
         findings.error((*path, "vars"), f"prompt {prompt.id!r}: {exc}")
     return None
+
+
+def _chat(
+    rendered: str, prompt: Prompt, origin: CaseOrigin, findings: Findings
+) -> tuple[Message, ...] | InputError | None:
+    """A rendered JSON chat file's messages.
+
+    promptfoo sends text that is not JSON as one user turn, unless it starts as JSON (``[``
+    or ``{``), which is the test's error.
+    """
+    try:
+        parsed = json.loads(rendered)
+    except json.JSONDecodeError as exc:
+        if rendered.strip().startswith(("[", "{")):
+            return InputError(
+                f"prompt {prompt.id!r} is not valid JSON once rendered with the test's "
+                f"variables: {exc.msg} (line {exc.lineno} column {exc.colno})"
+            )
+        return (user_message(rendered),)
+    if not isinstance(parsed, list):
+        return InputError(
+            f"prompt {prompt.id!r} rendered must be a list of {{role, content}} messages, "
+            f"not {describe(parsed)}"
+        )
+    plain = Renderer(None, findings)
+    return read_messages(parsed, prompt.path, findings, origin.files, plain)

@@ -45,7 +45,13 @@ from app.suites.prompts_vars.defaults import (
     transformed_by,
 )
 from app.suites.prompts_vars.embedding import embedded_by, options_embedding
-from app.suites.prompts_vars.prompts import Prompt, prompt_messages, prompts_named, read_prompts
+from app.suites.prompts_vars.prompts import (
+    InputError,
+    Prompt,
+    prompt_messages,
+    prompts_named,
+    read_prompts,
+)
 from app.suites.prompts_vars.provider_output import read_provider_output
 from app.suites.prompts_vars.references import dereferenced
 from app.suites.prompts_vars.rubric_prompt import prompted_by, read_rubric_prompt
@@ -351,7 +357,9 @@ def _read_test(
     if not isinstance(own_metadata, dict):
         findings.error((*path, "metadata"), f"must be a mapping, not {describe(own_metadata)}")
     chosen = prompts_named(raw.get("prompts"), prompts, (*path, "prompts"), findings)
-    inputs = list(_inputs(raw, path, chosen, variables, origin, findings))
+    made = list(_inputs(raw, path, chosen, variables, origin, findings))
+    inputs = [(pid, () if isinstance(m, InputError) else m) for pid, m in made]
+    input_errors = tuple((pid, m.message) for pid, m in made if isinstance(m, InputError))
     own_tools = read_tool_use(raw, path, findings, defaults.texts)
     tool_use = own_tools.merged_over(defaults.tool_use) if own_tools else defaults.tool_use
     if len(findings.errors) > before or test_id is None:
@@ -367,6 +375,8 @@ def _read_test(
                 note=note,
                 input_messages=inputs[0][1],
                 prompt_inputs=tuple(inputs) if len(prompts) > 1 else (),
+                input_error=input_errors[0][1] if input_errors and len(prompts) <= 1 else None,
+                prompt_errors=input_errors if len(prompts) > 1 else (),
                 expected_messages=expected,
                 reference_answer=reference_answer(expected, {}),
                 evaluators=graders or (),
@@ -437,8 +447,11 @@ def _inputs(
     variables: Mapping[str, Any],
     origin: CaseOrigin,
     findings: Findings,
-) -> Iterator[tuple[str, tuple[Message, ...]]]:
-    """``(prompt id, messages)`` for each prompt, or the test's own input without prompts."""
+) -> Iterator[tuple[str, tuple[Message, ...] | InputError]]:
+    """``(prompt id, messages)`` for each prompt, or the test's own input without prompts.
+
+    An ``InputError`` stands where the test's variables make no input of a prompt.
+    """
     renderer = Renderer(variables, findings, "empty")
     if not prompts:
         key = "input" if "input" in raw else None
