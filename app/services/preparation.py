@@ -98,6 +98,7 @@ async def prepare_run(
     if count > max_cases:  # trials and arms multiply: every evaluation counts toward the cap
         raise too_many(count, described)
     formatted: dict[tuple[FormatOptions, str | None], tuple[FormattedCase, ...]] = {}
+    suite_targets = {*report.suite.targets, *filter(None, [report.suite.target])}
     for arm_plan in (plan, *plan.arm_plans):  # arms on like targets share their prompts
         key = (format_options(arm_plan), arm_plan.arm.prompt if arm_plan.arm else None)
         if key not in formatted:
@@ -110,17 +111,42 @@ async def prepare_run(
             files=report.files,
         ),
         files=report.files,
-        cases=formatted[format_options(plan), None],
+        cases=(  # with arms, every case (the arms' order); each arm keeps its own
+            formatted[format_options(plan), None]
+            if plan.arm_plans
+            else on_target(formatted[format_options(plan), None], plan.target, suite_targets)
+        ),
         warnings=tuple(dict.fromkeys(report.warnings)),
     )
     arm_cases = {
         index: with_tools(
-            formatted[format_options(arm_plan), arm_plan.arm.prompt if arm_plan.arm else None],
+            on_target(
+                formatted[format_options(arm_plan), arm_plan.arm.prompt if arm_plan.arm else None],
+                arm_plan.target,
+                suite_targets,
+            ),
             report.suite.target_tools.get(arm_plan.target),
         )
         for index, arm_plan in enumerate(plan.arm_plans)
     }
     return run.with_arm_plans(arm_cases)
+
+
+def on_target(
+    cases: tuple[FormattedCase, ...], target: str, suite_targets: set[str]
+) -> tuple[FormattedCase, ...]:
+    """The cases that run on ``target``.
+
+    A case naming its targets (a promptfoo test's ``providers``) runs only on those, when the
+    run's target is one of the suite's own (a request's other targets run every case).
+    """
+    if target not in suite_targets:
+        return cases
+    return tuple(
+        formatted
+        for formatted in cases
+        if not formatted.case.only_targets or target in formatted.case.only_targets
+    )
 
 
 def with_tools(

@@ -214,6 +214,8 @@ class EvalCase(BaseModel):
         input_error: Why its input could not be made (a promptfoo JSON chat template that
             renders to no JSON for its variables): the case runs as that ``error``.
         prompt_errors: ``input_error`` by prompt id, when its suite has several prompts.
+        only_targets: The suite's targets (arms) the case runs on (a promptfoo test's own
+            ``providers``); empty: all of them.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -237,6 +239,7 @@ class EvalCase(BaseModel):
     given_output: str | None = None
     input_error: str | None = None
     prompt_errors: tuple[tuple[str, str], ...] = ()
+    only_targets: tuple[str, ...] = ()
     prompt_inputs: tuple[tuple[str, tuple[Message, ...]], ...] = Field(
         (),
         description=(

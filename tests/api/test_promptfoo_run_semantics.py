@@ -1,5 +1,6 @@
 """promptfoo constructs that shape a run, through the API: a missing variable file errs only
-the tests that use it (promptfoo itself stops the whole eval: a deliberate difference)."""
+the tests that use it (promptfoo itself stops the whole eval: a deliberate difference), a
+chat template that renders no JSON errs its test, a test's ``providers`` chooses its arms."""
 
 from __future__ import annotations
 
@@ -12,15 +13,20 @@ from tests.conftest import ClientFactory
 
 
 async def evaluate(
-    make_client: ClientFactory, tmp_path: Path, suite: dict[str, Any], **request: Any
+    make_client: ClientFactory,
+    tmp_path: Path,
+    suite: dict[str, Any],
+    targets: tuple[str, ...] = ("default",),
+    **request: Any,
 ) -> dict[str, Any]:
     settings = Settings(
         data_dir=tmp_path / "data",
         sample_run=False,
-        targets=[MockTarget(name="default")],
+        targets=[MockTarget(name=name) for name in targets],
     )
     async with make_client(settings) as http:
-        validated = await http.post("/validate", json={"suite": suite, **request})
+        files = {key: value for key, value in request.items() if key == "files"}
+        validated = await http.post("/validate", json={"suite": suite, **files})
         assert validated.status_code == 200, validated.text
         assert validated.json()["valid"], validated.text
         response = await http.post("/evaluate", json={"suite": suite, **request})
@@ -61,3 +67,48 @@ async def test_a_chat_template_that_renders_no_json_errs_only_its_test(
     assert records["test-1"]["status"] == "passed"
     assert records["test-2"]["status"] == "error"
     assert "is not valid JSON once rendered" in records["test-2"]["error"]
+
+
+async def test_a_test_runs_only_on_the_arms_of_the_providers_it_names(
+    make_client: ClientFactory, tmp_path: Path
+) -> None:
+    # measured against promptfoo 0.123.1: tests/conformance/promptfoo/test_providers.yaml
+    suite = {
+        "prompts": ["Say {{ q }}"],
+        "providers": [
+            {"id": "openai:chat:x", "label": "fast"},
+            {"id": "openai:y", "label": "smart"},
+        ],
+        "tests": [
+            {"id": "label", "vars": {"q": "a"}, "providers": ["fast"]},
+            {"id": "id", "vars": {"q": "b"}, "providers": ["openai:y"]},
+            {"id": "all", "vars": {"q": "c"}},
+            {"id": "prefix", "vars": {"q": "d"}, "providers": ["openai:chat"]},
+        ],
+    }
+    body = await evaluate(make_client, tmp_path, suite, targets=("fast", "smart"))
+    ran = [(record["eval_id"], record["arm"]["target"]) for record in body["results"]]
+    assert ran == [
+        ("label", "fast"),
+        ("id", "smart"),
+        ("all", "fast"),
+        ("all", "smart"),
+        ("prefix", "fast"),
+    ]
+
+
+async def test_one_provider_runs_only_the_tests_that_name_it(
+    make_client: ClientFactory, tmp_path: Path
+) -> None:
+    suite = {
+        "prompts": ["Say {{ q }}"],
+        "providers": ["default", "other"],
+        "tests": [
+            {"id": "mine", "vars": {"q": "a"}, "providers": ["default"]},
+            {"id": "theirs", "vars": {"q": "b"}, "providers": ["other"]},
+        ],
+    }
+    body = await evaluate(
+        make_client, tmp_path, suite, targets=("default", "other"), target="default"
+    )
+    assert [record["eval_id"] for record in body["results"]] == ["mine"]

@@ -24,6 +24,7 @@ from app.suites.files.sources import Sources, strip_file_prefix
 from app.suites.graders.lists import provider_name, read_transform
 from app.suites.prompts_vars.embedding import options_embedding
 from app.suites.prompts_vars.rubric_prompt import grader_family, read_rubric_prompt
+from app.suites.prompts_vars.test_providers import ProviderName
 from app.suites.prompts_vars.variables import VarFiles, loaded_variables, read_transform_vars
 from app.suites.reading import refuse
 from app.suites.tool_use import ToolUse
@@ -70,6 +71,8 @@ class DefaultTest:
     globs: Mapping[str, list[str]] = field(default_factory=dict)
     missing_vars: frozenset[str] = frozenset()
     """``file://`` variable files found nowhere (``Sources.missing_vars``)."""
+    providers: list[ProviderName] = field(default_factory=list)
+    """The suite's providers, which a test's own ``providers`` names."""
     suite_graders: Any = None
     """AgentV's top-level ``assert``: every test's, unless it skips defaults."""
 

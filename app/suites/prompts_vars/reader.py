@@ -56,6 +56,7 @@ from app.suites.prompts_vars.provider_output import read_provider_output
 from app.suites.prompts_vars.references import dereferenced
 from app.suites.prompts_vars.rubric_prompt import prompted_by, read_rubric_prompt
 from app.suites.prompts_vars.scenarios import scenario_tests
+from app.suites.prompts_vars.test_providers import providers_named, suite_providers
 from app.suites.prompts_vars.variables import (
     VarFiles,
     expanded_tests,
@@ -104,14 +105,13 @@ SUITE_REFUSED = {
 }
 TEST_KEYS = frozenset(
     {"id", "description", "vars", "assert", "threshold", "metadata", "criteria", "options"}
-    | {"prompts", "providerOutput"}
+    | {"prompts", "providerOutput", "providers"}
     | {"input", "expected_output", "conversation_id", "note", "tags", "execution"}
     | TOOL_USE_KEYS
     | frozenset(CONVERSATION_KEYS)
 )
 TEST_REFUSED = {
     "provider": "a per-test provider is not supported: set the target on the suite",
-    "providers": "per-test providers are not supported: run once per target",
     "repeat": "repeated trials are not supported yet",
     "assertScoringFunction": "custom scoring functions run programs: not supported yet",
     "assertions": "AgentV's case graders are not read in this layout: use assert",
@@ -135,6 +135,7 @@ def read_prompts_vars(
     defaults.texts = sources.texts
     defaults.globs = sources.globs
     defaults.missing_vars = frozenset(sources.missing_vars)
+    defaults.providers = suite_providers(document)
     targets, defaults.tool_use, target_tools, target_prompts = _target(
         document, findings, sources.texts, prompts
     )
@@ -357,6 +358,9 @@ def _read_test(
     if not isinstance(own_metadata, dict):
         findings.error((*path, "metadata"), f"must be a mapping, not {describe(own_metadata)}")
     chosen = prompts_named(raw.get("prompts"), prompts, (*path, "prompts"), findings)
+    own_targets = providers_named(
+        raw.get("providers"), defaults.providers, (*path, "providers"), findings
+    )
     made = list(_inputs(raw, path, chosen, variables, origin, findings))
     inputs = [(pid, () if isinstance(m, InputError) else m) for pid, m in made]
     input_errors = tuple((pid, m.message) for pid, m in made if isinstance(m, InputError))
@@ -387,6 +391,7 @@ def _read_test(
                 tool_use=tool_use,
                 given_output=given_output,
                 missing_files=missing,
+                only_targets=own_targets,
             ),
             origin,
         )

@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             peer_env = peer.peer_env(fake.url, home)
             roots = [CORPUS, EXAMPLES]
             examples = example_configs() if args.examples else []
-            names = ours.provider_ids(examples)
+            names = ours.provider_ids([*examples, *corpus(args.configs, args.fast)])
             embedders = ours.embedding_ids(examples)
             env = ours.service_env(fake.url, roots, home / "data", names, embedders)
             with ours.service(env) as client:
