@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from app.errors import InvalidRequest
 from app.evaluation.arms import RunArm, arm_targets
 from app.evaluation.context import RunnableTarget, TargetLookup
+from app.evaluators.code.derived_metrics import DerivedMetrics
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.judges.embedding_similarity import embedding_problems
 from app.evaluators.judges.select_best import SELECT_BEST
@@ -53,6 +54,7 @@ class RunPlan:
         arm: The arm this plan runs (a plan of ``arm_plans``); None for a one-target run.
         arm_plans: A run on several targets: one plan per arm, in arm order (the run's own
             fields are its first arm's, its ``max_concurrency`` the sum of the arms').
+        derived_metrics: promptfoo's ``derivedMetrics``, computed in the run's summary.
         compares_arms: Some case has a grader that compares the arms' answers
             (``select-best``): settled once every arm has answered.
     """
@@ -75,6 +77,7 @@ class RunPlan:
     arm: RunArm | None = None
     arm_plans: tuple[RunPlan, ...] = ()
     compares_arms: bool = False
+    derived_metrics: DerivedMetrics | None = None
 
     @property
     def arms(self) -> tuple[RunArm, ...]:
@@ -169,6 +172,7 @@ def build_run_plan(
         or default_max_concurrency,
         dataset=suite.dataset,
         thresholds=suite.thresholds,
+        derived_metrics=suite.derived_metrics,
         use_cache=use_cache,
         mode=mode_of(candidate),
         guideline_patterns=tuple(guideline_patterns or suite.guideline_patterns),

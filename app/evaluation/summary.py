@@ -6,6 +6,7 @@ of the cases finished so far; ``summarize`` builds one from a finished list.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable, Sequence
 
@@ -13,6 +14,8 @@ from pydantic import BaseModel, Field
 
 from app.evaluation.arms import RunArm
 from app.evaluation.records import ResultRecord, RoleUsage
+from app.evaluators.code.derived_metrics import DerivedMetrics, derived_values
+from app.evaluators.code.js_engine import run_in_thread
 from app.evaluators.results import CaseStatus
 
 STATUSES: tuple[CaseStatus, ...] = ("passed", "borderline", "failed", "judge_error", "error")
@@ -119,6 +122,14 @@ class RunSummary(BaseModel):
             "whole run's); null for a run on one target."
         ),
     )
+    named_scores: dict[str, float | None] | None = Field(
+        None,
+        description=(
+            "A promptfoo suite with derivedMetrics: each metric's named score (the sum of "
+            "score x weight of the asserts naming it) and each derived metric computed from "
+            "them (null: not a finite number); null for other suites."
+        ),
+    )
 
 
 class ArmSummary(BaseModel):
@@ -208,6 +219,26 @@ class SummaryBuilder:
             ]
             or None,
         )
+
+    async def summary_with(self, derived: DerivedMetrics | None) -> RunSummary:
+        """``summary()``, with the named scores and derived metrics of ``derived``.
+
+        promptfoo's ``derivedMetrics``, for the run and each arm, computed in the JavaScript
+        engine.
+        """
+        summary = self.summary()
+        if derived is None:
+            return summary
+        sums = {name: math.fsum(scores) for name, scores in self._grader_scores.items()}
+        summary.named_scores = await run_in_thread(derived_values, derived, sums)
+        for arm_summary, (_, (_, arm_builder)) in zip(
+            summary.arms or (), sorted(self._arms.items()), strict=True
+        ):
+            arm_sums = {n: math.fsum(s) for n, s in arm_builder._grader_scores.items()}
+            arm_summary.summary.named_scores = await run_in_thread(
+                derived_values, derived, arm_sums
+            )
+        return summary
 
     def _grader_stats(self, name: str, stats: GraderStats) -> GraderStats:
         graded = stats.passed + stats.failed

@@ -216,6 +216,8 @@ class EvaluatorConfig(BaseModel):
             the answer (the test's ``options.transform``, then the assert's ``transform``):
             inline JavaScript (run in the embedded engine) or ``file://x.js|x.py[:function]``
             (run in the sandbox, placed like code graders); ``evaluators.transforms``.
+        metric: The ``metric`` the file names (promptfoo's named score; a suite's
+            ``derivedMetrics`` read the sums of these).
         semantics: ``promptfoo``: the grader follows promptfoo's rules (text compared as
             JavaScript does: never trimmed, case folded with ``toLowerCase``, JSON as
             ``JSON.parse`` reads it; a weight-0 grader always passes); ``default``: this
@@ -248,6 +250,7 @@ class EvaluatorConfig(BaseModel):
     preprocessors: tuple[Preprocessor, ...] = ()
     semantics: Literal["default", "promptfoo"] = "default"
     transforms: tuple[str, ...] = ()
+    metric: str | None = None
 
 
 DEFAULT_EVALUATOR = EvaluatorConfig(name="llm_judge", type="llm_judge")

@@ -81,6 +81,11 @@ def build_run_spec(run: PreparedRun) -> RunSpec:
             # Only when set, so that stored specs of runs without one stay as they were.
             **({"workspace": plan.workspace.model_dump()} if plan.workspace else {}),
             **({"budget_usd": plan.budget_usd} if plan.budget_usd is not None else {}),
+            **(
+                {"derived_metrics": plan.derived_metrics.model_dump(mode="json")}
+                if plan.derived_metrics
+                else {}
+            ),
         },
         files=dict(run.files),
         plan=PlanSpec(

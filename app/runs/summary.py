@@ -14,6 +14,7 @@ import orjson
 
 from app.evaluation.records import ResultRecord, RoleUsage, TokenUsage
 from app.evaluation.summary import ArmSummary, GraderFact, RunSummary, SummaryBuilder, grader_facts
+from app.evaluators.code.derived_metrics import DerivedMetrics
 from app.evaluators.results import CaseStatus
 from app.runs.models import ResultFacts
 
@@ -52,10 +53,17 @@ def read_graders(column: str | None) -> list[GraderFact]:
 
 def summarize_results(facts: ResultFacts) -> RunSummary:
     """The summary of a run's stored results."""
+    return _summary(facts, _builder(facts).summary())
+
+
+def _builder(facts: ResultFacts) -> SummaryBuilder:
     builder = SummaryBuilder()
     for status, score, column, times in facts.outcomes:
         builder.count(cast(CaseStatus, status), score, read_graders(column), times=times)
-    summary = builder.summary()
+    return builder
+
+
+def _summary(facts: ResultFacts, summary: RunSummary) -> RunSummary:
     summary.reviewed = facts.reviewed
     summary.usage = RoleUsage(
         candidate=TokenUsage(
@@ -74,6 +82,18 @@ def summarize_results(facts: ResultFacts) -> RunSummary:
     return summary
 
 
-def summary_document(facts: ResultFacts) -> dict[str, Any]:
-    """The summary as a JSON-ready dict (as stored on a finished run)."""
-    return summarize_results(facts).model_dump(mode="json")
+async def summary_document(facts: ResultFacts, spec: dict[str, Any]) -> dict[str, Any]:
+    """The summary as a JSON-ready dict (as stored on a finished run).
+
+    ``spec``: the run's stored specification; a suite's ``derived_metrics`` (promptfoo's
+    ``derivedMetrics``) are computed over the run and each arm.
+    """
+    raw = (spec.get("suite") or {}).get("derived_metrics")
+    if raw is None:
+        return summarize_results(facts).model_dump(mode="json")
+    derived = DerivedMetrics.model_validate(raw)
+    summary = _summary(facts, await _builder(facts).summary_with(derived))
+    for arm_summary, (_, arm_facts) in zip(summary.arms or (), facts.arms, strict=True):
+        named = (await _builder(arm_facts).summary_with(derived)).named_scores
+        arm_summary.summary.named_scores = named
+    return summary.model_dump(mode="json")

@@ -113,7 +113,8 @@ class RunSupervisor:
     async def finish(self, run_id: str, status: str, *, error: str | None = None) -> None:
         """Give the run its final status and the summary of its stored results."""
         await self._store.wait_for_writes()
-        summary = summary_document(await self._store.result_facts(run_id))
+        facts = await self._store.result_facts(run_id)
+        summary = await summary_document(facts, await self._store.load_spec(run_id))
         await self._store.finish_run(run_id, status, summary, error=error)
 
     async def cancel(self, run_id: str) -> RunInfo:

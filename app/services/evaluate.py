@@ -138,7 +138,8 @@ async def collect_results(evaluation: Evaluation) -> EvaluateResponse:
     arms: list[int | None] = [arm.index for arm in evaluation.run.plan.arms] or [None]
     keys = [(c.case.id, arm) for c in evaluation.run.cases for arm in arms]
     ordered = [records[key] for key in keys if key in records]
-    return EvaluateResponse(summary=summary.summary(), results=ordered)
+    derived = evaluation.run.plan.derived_metrics
+    return EvaluateResponse(summary=await summary.summary_with(derived), results=ordered)
 
 
 async def settled(run: PreparedRun, records: list[ResultRecord]) -> list[ResultRecord]:
@@ -183,7 +184,8 @@ async def stream_results(evaluation: Evaluation) -> AsyncGenerator[bytes, None]:
         for record in await settled(evaluation.run, waiting) if waiting else ():
             summary.add(record)
             yield record.model_dump_json(by_alias=True).encode() + b"\n"
-        yield b'{"summary": ' + summary.summary().model_dump_json().encode() + b"}\n"
+        done = await summary.summary_with(evaluation.run.plan.derived_metrics)
+        yield b'{"summary": ' + done.model_dump_json().encode() + b"}\n"
     finally:
         if not producer.done():
             producer.cancel()

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.evaluators.code.derived_metrics import DerivedMetrics
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.expected import ExpectedMessage
 from app.evaluators.verdicts import Thresholds
@@ -341,6 +342,9 @@ class EvalSuite(BaseModel):
     )
     source_dir: str | None = Field(
         None, description="Folder of the suite file inside a workspace root, if named by path."
+    )
+    derived_metrics: DerivedMetrics | None = Field(
+        None, description="promptfoo's derivedMetrics: computed in the run's summary."
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from app.settings import Settings
 from app.settings.targets import MockTarget
-from tests.conftest import ClientFactory
+from tests.conftest import ClientFactory, wait_for_run
 
 
 async def evaluate(
@@ -112,3 +112,98 @@ async def test_one_provider_runs_only_the_tests_that_name_it(
         make_client, tmp_path, suite, targets=("default", "other"), target="default"
     )
     assert [record["eval_id"] for record in body["results"]] == ["mine"]
+
+
+DERIVED_SUITE: dict[str, Any] = {
+    "prompts": ["{{ out }}", "{{ out }}!"],
+    "providers": ["default"],
+    "derivedMetrics": [
+        {"name": "rate", "value": "hits / (hits + misses)"},
+        {"name": "doubled", "value": "Tone * 2"},
+        {"name": "chained", "value": "rate + 1"},
+        {"name": "rooted", "value": "sqrt(hits)"},
+        {"name": "zero", "value": "misses / (misses - misses)"},
+    ],
+    "defaultTest": {
+        "assert": [
+            {
+                "type": "javascript",
+                "value": "output.startsWith(context.vars.expect) ? 1 : 0",
+                "metric": "hits",
+                "weight": 0,
+            },
+            {
+                "type": "javascript",
+                "value": "output.startsWith(context.vars.expect) ? 0 : 1",
+                "metric": "misses",
+                "weight": 0,
+            },
+        ]
+    },
+    "tests": [
+        {
+            "vars": {"out": "yes", "expect": "yes"},
+            "assert": [
+                {"type": "contains", "value": "y", "metric": "Tone"},
+                {"type": "contains", "value": "q", "metric": "Tone"},
+            ],
+        },
+        {
+            "vars": {"out": "no", "expect": "yes"},
+            "assert": [{"type": "contains", "value": "n", "metric": "Tone"}],
+        },
+        {
+            "vars": {"out": "yes", "expect": "yes"},
+            "assert": [{"type": "javascript", "value": "0.25", "metric": "Tone"}],
+        },
+    ],
+}
+
+
+async def test_derived_metrics_are_computed_from_the_named_scores_as_promptfoo_does(
+    make_client: ClientFactory, tmp_path: Path
+) -> None:
+    # promptfoo 0.123.1 on this suite (two prompts, the fake model echoing them) reports, per
+    # prompt: Tone 2.25 (1 + 0 + 1 + 0.25), hits and misses 0 (weight 0), rate and chained
+    # null (0 / 0), doubled 4.5, rooted 0, zero null
+    per_arm = {
+        "Tone": 2.25,
+        "hits": 0.0,
+        "misses": 0.0,
+        "rate": None,
+        "doubled": 4.5,
+        "chained": None,
+        "rooted": 0,
+        "zero": None,
+    }
+    body = await evaluate(make_client, tmp_path, DERIVED_SUITE)
+    summary = body["summary"]
+    assert [arm["summary"]["named_scores"] for arm in summary["arms"]] == [per_arm, per_arm]
+    assert summary["named_scores"] == {**per_arm, "Tone": 4.5, "doubled": 9.0}
+
+
+async def test_a_durable_run_keeps_the_derived_metrics_in_its_summary(
+    make_client: ClientFactory, tmp_path: Path
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data", targets=[MockTarget(name="default")])
+    async with make_client(settings) as http:
+        created = await http.post("/runs", json={"suite": DERIVED_SUITE})
+        assert created.status_code in (200, 201, 202), created.text
+        run = await wait_for_run(http, created.json()["id"])
+    assert run["status"] == "completed"
+    assert run["summary"]["named_scores"]["doubled"] == 9.0
+    assert [arm["summary"]["named_scores"]["Tone"] for arm in run["summary"]["arms"]] == [
+        2.25,
+        2.25,
+    ]
+
+
+async def test_a_derived_metric_naming_no_metric_is_an_error_at_its_value(
+    make_client: ClientFactory, tmp_path: Path
+) -> None:
+    suite = {**DERIVED_SUITE, "derivedMetrics": [{"name": "bad", "value": "nothing + 1"}]}
+    settings = Settings(data_dir=tmp_path / "data", targets=[MockTarget(name="default")])
+    async with make_client(settings) as http:
+        response = await http.post("/validate", json={"suite": suite})
+    errors = {error["path"]: error["message"] for error in response.json()["errors"]}
+    assert "nothing is not defined" in errors["derivedMetrics[0].value"]

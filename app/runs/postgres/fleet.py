@@ -112,7 +112,8 @@ class FleetRuns:
         await self._store.wait_for_writes()
         if status == "completed":
             await self._executor.settle_comparisons(run_id)
-        summary = summary_document(await self._store.result_facts(run_id))
+        facts = await self._store.result_facts(run_id)
+        summary = await summary_document(facts, await self._store.load_spec(run_id))
         await self._store.finish_run(run_id, status, summary, error=error)
         self._executor.forget(run_id)
         await self._limits.drop(run_limit_key(run_id))

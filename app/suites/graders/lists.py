@@ -420,6 +420,8 @@ def _common_fields(
     if not isinstance(name, str | int) or not str(name).strip():
         findings.error((*path, "name"), f"must be a non-empty string, not {describe(name)}")
     fields: dict[str, Any] = {"name": str(name)}
+    if isinstance(raw.get("metric"), str) and raw["metric"].strip():
+        fields["metric"] = raw["metric"].strip()
     for key in ("weight", "min_score", "threshold"):
         if key in raw:
             fields[key] = raw[key]

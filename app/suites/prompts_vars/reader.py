@@ -44,6 +44,7 @@ from app.suites.prompts_vars.defaults import (
     promptfoo_options,
     transformed_by,
 )
+from app.suites.prompts_vars.derived import read_derived
 from app.suites.prompts_vars.embedding import embedded_by, options_embedding
 from app.suites.prompts_vars.prompts import (
     InputError,
@@ -87,13 +88,12 @@ SUITE_KEYS = frozenset(
     | {"targets"}
     | {"system_prompt", "assert", "evaluate_options", "environment", "extensions", "scenarios"}
     | {"evaluateOptions"}
-    | {"assertionTemplates"}
+    | {"assertionTemplates", "derivedMetrics"}
     | {*DEFAULT_TEST_KEYS, *METADATA_KEYS}
 )
 SUITE_REFUSED = {
     "env": "a suite never sets or reads the service's environment",
     "nunjucksFilters": "custom template filters run programs, which suites may not do",
-    "derivedMetrics": "derived metrics are not supported yet",
     "redteam": "red-team generation is not supported",
     "assertions": "AgentV's suite graders are not read in this layout: use defaultTest.assert",
     "input": "AgentV's suite input is not read in this layout: put it in the prompts",
@@ -157,6 +157,7 @@ def read_prompts_vars(
     system_prompt = text_field(document, ("system_prompt",), (), findings)
     options = evaluate_options(document.get("evaluate_options"), findings)
     options.update(promptfoo_options(document.get("evaluateOptions"), findings))
+    derived = read_derived(document, cases, findings) if not findings.errors else None
     if findings.errors:
         return SuiteCheck(suite=None, dialect="prompts-providers-vars")
     suite = EvalSuite(
@@ -171,6 +172,7 @@ def read_prompts_vars(
         metadata=metadata_of(document, METADATA_KEYS),
         workspace=read_workspace(document, sources.texts, findings),
         system_prompt=system_prompt,
+        derived_metrics=derived,
         **options,
         **({"guideline_patterns": sources.config_patterns} if sources.config_patterns else {}),
     )
