@@ -42,6 +42,8 @@ OPTIONS_READ = frozenset(
 OPTIONS_UNREAD_BY_PROMPTFOO = {
     "providers": "promptfoo 0.123.1 does not read it either (grading providers are "
     "'options.provider': a target, or {text, embedding}); the grading defaults apply",
+    "delay": "promptfoo 0.123.1 does not wait for a test's options.delay either (measured: "
+    "only its command line's --delay and evaluateOptions.delay wait)",
 }
 """Keys promptfoo's own examples write that promptfoo accepts and never reads: warned about."""
 
