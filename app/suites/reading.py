@@ -24,7 +24,13 @@ from app.suites.documents.findings import (
     warn_unknown_keys,
 )
 from app.suites.model import EvalSuite, Trials
-from app.suites.templates import TemplateProblem, UndefinedVariable, namespace, render
+from app.suites.templates import (
+    TemplateProblem,
+    TemplateSyntaxProblem,
+    UndefinedVariable,
+    namespace,
+    render,
+)
 
 Dialect = Literal["agentv-2025", "agentv-2026", "prompts-providers-vars", "unknown"]
 References = dict[str, list[DocumentPath]]
@@ -114,6 +120,13 @@ class Renderer:
             except TemplateProblem as problem:
                 self._findings.error(path, str(problem))
                 return value
+        except TemplateSyntaxProblem as exc:
+            if self.undefined != "keep":
+                self._findings.error(path, str(exc))
+                return value
+            # promptfoo's variables: one that does not parse as a template is its text
+            self._findings.warn(path, f"{exc}: kept as written, as promptfoo keeps it")
+            return value
         except TemplateProblem as exc:
             self._findings.error(path, str(exc))
             return value

@@ -84,6 +84,10 @@ class UndefinedVariable(TemplateProblem):
     """A template that names a variable the case does not define."""
 
 
+class TemplateSyntaxProblem(TemplateProblem):
+    """A text that does not parse as a template."""
+
+
 def _size(value: Any) -> int:
     return len(value) if isinstance(value, str | list | tuple) else 0
 
@@ -372,7 +376,7 @@ def _compile(source: str, lenient: bool = False) -> jinja2.Template:
             raise TemplateProblem(f"template construct refused: {refused}")
         return environment.from_string(tree)
     except jinja2.TemplateSyntaxError as exc:
-        raise TemplateProblem(
+        raise TemplateSyntaxProblem(
             f"template syntax error at line {exc.lineno}: {exc.message}"
         ) from None
     except jinja2.TemplateError as exc:

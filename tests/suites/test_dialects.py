@@ -518,13 +518,13 @@ async def test_a_test_without_graders_runs_ungraded_and_an_unread_option_is_refu
             "prompts": ["{{ q }}"],
             "tests": [
                 {"id": "bare", "vars": {"q": "x"}},
-                {"id": "opts", "vars": {"q": "x"}, "assert": ["y"], "options": {"delay": 1}},
+                {"id": "opts", "vars": {"q": "x"}, "assert": ["y"], "options": {"repeat": 1}},
             ],
         }
     )
     errors = errors_by_path(report)
     assert "tests[0].assert" not in errors
-    assert "'delay' in options" in errors["tests[1].options.delay"]
+    assert "'repeat' in options" in errors["tests[1].options.repeat"]
     bare = await check({"prompts": ["{{ q }}"], "tests": [{"id": "bare", "vars": {"q": "x"}}]})
     assert bare.suite is not None
     [case] = bare.suite.cases

@@ -127,3 +127,11 @@ async def test_scenarios_cross_each_config_with_each_test_after_the_tests() -> N
     assert questions(report) == ["Say 0", "Say 1a", "Say 2own", "Say 1b", "Say 2own"]
     only = await check({"prompts": ["Say {{ out }}"], "scenarios": [scenario]})
     assert len(questions(only)) == 4
+
+
+async def test_a_variable_that_is_no_template_is_kept_as_its_text() -> None:
+    # measured against promptfoo 0.123.1: tests/conformance/promptfoo/var_not_template.yaml
+    report = await check(suite({"vars": {"out": "see {{tq | a b }}"}}))
+    assert report.suite is not None, report.errors
+    assert questions(report) == ["Say see {{tq | a b }}"]
+    assert any("kept as written" in warning for warning in report.warnings)
