@@ -85,3 +85,26 @@ async def test_a_delay_option_is_warned_about_as_promptfoo_does_not_wait_for_it(
     report = await check(document)
     assert report.suite is not None, report.errors
     assert any("does not wait for a test's options.delay" in w for w in report.warnings)
+
+
+async def test_an_asserts_own_rubric_prompt_and_config_and_env_values() -> None:
+    # measured against promptfoo 0.123.1: tests/conformance/promptfoo/assert_rubric_prompt.yaml
+    document = suite(env={"TONE": "polite"})
+    document["defaultTest"]["options"]["rubricPrompt"] = "Shared: {{ rubric }}"
+    document["tests"][0]["assert"] = [
+        {**RUBRIC, "rubricPrompt": "file://judge.yaml", "config": {"temperature": 0}},
+        {**RUBRIC, "rubricPrompt": "Inline {{ env.TONE }}: {{ rubric }}"},
+        RUBRIC,
+    ]
+    files = {"judge.yaml": "- role: system\n  content: 'File {{ q }}: {{ rubric }}'\n"}
+    report = await check(document, files=files)
+    assert report.suite is not None, report.errors
+    prompts = [grader.prompt for grader in report.suite.cases[0].evaluators]
+    assert prompts == ["File x: Is polite", "Inline polite: Is polite", "Shared: Is polite"]
+    assert any("config" in w and "judge target's own settings" in w for w in report.warnings)
+    assert any("TONE: read as {{ env.NAME }} in templates only" in w for w in report.warnings)
+
+
+async def test_env_must_map_names_to_values() -> None:
+    errors = errors_by_path(await check(suite(env=["A"])))
+    assert "must map names to text or numbers" in errors["env"]

@@ -108,6 +108,27 @@ def text_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
         found[("workspace",)] = workspace
     found.update(prompt_md_references(document))
     found.update(tool_file_references(document))
+    found.update(rubric_prompt_references(document))
+    return found
+
+
+def rubric_prompt_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
+    """``file://`` rubricPrompts: of ``options`` and of asserts (``defaultTest``'s, tests')."""
+    places: list[tuple[DocumentPath, Any]] = [(("defaultTest",), document.get("defaultTest"))]
+    tests = document.get("tests")
+    places += [(("tests", i), t) for i, t in enumerate(tests if isinstance(tests, list) else [])]
+    found: dict[DocumentPath, str] = {}
+    for where, place in places:
+        if not isinstance(place, dict):
+            continue
+        holders: list[tuple[DocumentPath, Any]] = [((*where, "options"), place.get("options"))]
+        asserts = place.get("assert")
+        for index, item in enumerate(asserts if isinstance(asserts, list) else []):
+            holders.append(((*where, "assert", index), item))
+        for holder, value in holders:
+            prompt = value.get("rubricPrompt") if isinstance(value, dict) else None
+            if isinstance(prompt, str) and prompt.strip().startswith(FILE_PREFIX):
+                found[(*holder, "rubricPrompt")] = strip_file_prefix(prompt)
     return found
 
 

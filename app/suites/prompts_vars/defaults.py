@@ -127,7 +127,9 @@ def default_test(document: Mapping[str, Any], sources: Sources, findings: Findin
         judge=options_judge(raw.get("options"), (key, "options"), findings),
         embedding=options_embedding(raw.get("options"), (key, "options"), findings),
         transform=options_transform(raw.get("options"), (key, "options"), findings),
-        rubric_prompt=read_rubric_prompt(raw.get("options"), (key, "options"), findings),
+        rubric_prompt=read_rubric_prompt(
+            raw.get("options"), (key, "options"), findings, sources.texts
+        ),
         transform_vars=read_transform_vars(raw.get("options"), (key, "options"), findings),
     )
 

@@ -32,8 +32,10 @@ from app.suites.documents.findings import (
 )
 from app.suites.files.sources import Sources
 from app.suites.graders.context import grader_context
+from app.suites.graders.kinds import GraderContext
 from app.suites.graders.lists import read_grader_list, with_defaults
 from app.suites.model import EvalCase, EvalSuite
+from app.suites.prompts_vars.assert_options import split_assert_options, with_assert_options
 from app.suites.prompts_vars.defaults import (
     DEFAULT_TEST_KEYS,
     DefaultTest,
@@ -46,6 +48,7 @@ from app.suites.prompts_vars.defaults import (
 )
 from app.suites.prompts_vars.derived import read_derived
 from app.suites.prompts_vars.embedding import embedded_by, options_embedding
+from app.suites.prompts_vars.env import suite_env
 from app.suites.prompts_vars.prompts import (
     InputError,
     Prompt,
@@ -88,11 +91,10 @@ SUITE_KEYS = frozenset(
     | {"targets"}
     | {"system_prompt", "assert", "evaluate_options", "environment", "extensions", "scenarios"}
     | {"evaluateOptions"}
-    | {"assertionTemplates", "derivedMetrics"}
+    | {"assertionTemplates", "derivedMetrics", "env"}
     | {*DEFAULT_TEST_KEYS, *METADATA_KEYS}
 )
 SUITE_REFUSED = {
-    "env": "a suite never sets or reads the service's environment",
     "nunjucksFilters": "custom template filters run programs, which suites may not do",
     "redteam": "red-team generation is not supported",
     "assertions": "AgentV's suite graders are not read in this layout: use defaultTest.assert",
@@ -132,6 +134,9 @@ def read_prompts_vars(
     name = text_field(document, ("name",), (), findings)
     prompts = read_prompts(document.get("prompts"), sources, findings)
     defaults = default_test(document, sources, findings)
+    env = suite_env(document, findings)
+    if env is not None:
+        defaults.variables = {"env": env, **defaults.variables}
     defaults.texts = sources.texts
     defaults.globs = sources.globs
     defaults.missing_vars = frozenset(sources.missing_vars)
@@ -329,7 +334,9 @@ def _read_test(
         own_transform or defaults.transform,
         variables,
     )
-    rubric_prompt = read_rubric_prompt(raw.get("options"), (*path, "options"), findings)
+    rubric_prompt = read_rubric_prompt(
+        raw.get("options"), (*path, "options"), findings, defaults.texts
+    )
     where = (*path, "options") if rubric_prompt else (*defaults.path, "options")
     rubric_prompt = rubric_prompt or defaults.rubric_prompt
     graders = prompted_by(graders, rubric_prompt, variables, (*where, "rubricPrompt"), findings)
@@ -433,18 +440,34 @@ def _graders(
     context = grader_context(
         findings, origin.variables, templates=True, prompt_files="prefix", promptfoo=True
     )
-    own = read_grader_list(raw["assert"], (*path, "assert"), context) if "assert" in raw else ()
+    own = (
+        _assert_list(raw.get("assert"), (*path, "assert"), context, defaults)
+        if "assert" in raw
+        else ()
+    )
     shared: tuple[EvaluatorConfig, ...] = ()
     if skips_defaults(raw, path, findings):
         origin.prompts.update(context.prompts)
         return tuple(own or ())
     if defaults.graders is not None:
-        shared = read_grader_list(defaults.graders, (*defaults.path, "assert"), context) or ()
+        shared = _assert_list(defaults.graders, (*defaults.path, "assert"), context, defaults)
     if defaults.suite_graders is not None:
         suite = read_grader_list(defaults.suite_graders, ("assert",), context) or ()
         shared = (*suite, *shared)
     origin.prompts.update(context.prompts)
     return with_defaults(own or (), shared, defaults_first=True)
+
+
+def _assert_list(
+    raw: Any, path: DocumentPath, context: GraderContext, defaults: DefaultTest
+) -> tuple[EvaluatorConfig, ...]:
+    """A list of asserts read, each with its own judge options (``rubricPrompt``...)."""
+    asserts, options = split_assert_options(raw)
+    graders = read_grader_list(asserts, path, context) or ()
+    if not options or len(graders) != len(asserts):
+        return graders
+    variables = context.render.variables or {}
+    return with_assert_options(graders, options, path, variables, defaults.texts, context.findings)
 
 
 def _inputs(

@@ -13,13 +13,17 @@ with both is refused by name.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
+from app.errors import DocumentError
 from app.evaluators.catalog import find_type
 from app.evaluators.config import EvaluatorConfig
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import MISSING, Findings, describe, pick
+from app.suites.documents.parsing import parse_core_yaml
+from app.suites.files.sources import FILE_PREFIX, strip_file_prefix
 from app.suites.graders.context import JUDGE_NAMES
 from app.suites.reading import Renderer
 
@@ -27,10 +31,13 @@ RUBRIC_PROMPT_KEYS = ("rubricPrompt", "rubric_prompt")
 """promptfoo's spelling, and AgentV's July one (its README quickstart's ``default_test``)."""
 
 
-def read_rubric_prompt(options: Any, path: DocumentPath, findings: Findings) -> str | None:
-    """``options.rubricPrompt`` (AgentV's July files: ``rubric_prompt``) as one text, or None.
+def read_rubric_prompt(
+    options: Any, path: DocumentPath, findings: Findings, texts: Mapping[str, str]
+) -> str | None:
+    """``options.rubricPrompt`` (AgentV's July ``rubric_prompt``; or an assert's) as a text.
 
-    Problems are recorded.
+    None when there is none (problems recorded). A ``file://`` one is the file's text, or
+    its messages for a YAML or JSON file.
     """
     if not isinstance(options, dict):
         return None
@@ -38,9 +45,13 @@ def read_rubric_prompt(options: Any, path: DocumentPath, findings: Findings) -> 
     if raw is MISSING or raw is None:
         return None
     where = (*path, key)
-    if isinstance(raw, str) and raw.strip().startswith("file://"):
-        findings.error(where, f"{raw.strip()!r}: a rubricPrompt file is not supported yet")
-        return None
+    if isinstance(raw, str) and raw.strip().startswith(FILE_PREFIX):
+        name = strip_file_prefix(raw)
+        if name not in texts:
+            return None  # not read: the loader said why, at this place
+        raw = _file_prompt(name, texts[name], where, findings)
+        if raw is None:
+            return None
     if isinstance(raw, str) and raw.strip():
         return raw
     if (
@@ -53,6 +64,17 @@ def read_rubric_prompt(options: Any, path: DocumentPath, findings: Findings) -> 
     return None
 
 
+def _file_prompt(name: str, text: str, where: DocumentPath, findings: Findings) -> Any:
+    """A rubricPrompt file: messages (YAML, JSON) or text."""
+    if not name.lower().endswith((".yaml", ".yml", ".json")):
+        return text
+    try:
+        return json.loads(text) if name.lower().endswith(".json") else parse_core_yaml(text)[1]
+    except (ValueError, DocumentError) as exc:
+        findings.error(where, f"file {name!r} is not a prompt or a list of messages: {exc}")
+        return None
+
+
 def prompted_by(
     graders: tuple[EvaluatorConfig, ...],
     rubric_prompt: str | None,
@@ -63,24 +85,37 @@ def prompted_by(
     """The test's ``llm-rubric`` graders with ``rubric_prompt`` as their judge prompt."""
     if rubric_prompt is None:
         return graders
-    prompted: list[EvaluatorConfig] = []
-    for grader in graders:
-        own = grader.prompt or grader.prompt_path or grader.prompt_program
-        if grader.type == "llm_judge" and not own:
-            rubric = "\n".join(item.description for item in grader.rubrics)
-            scope = {**variables, **JUDGE_NAMES, "rubric": rubric, "value": rubric}
-            scope["rubrics"] = rubric  # AgentV's July name for it
-            text = Renderer(scope, findings, "empty").text(rubric_prompt, path)
-            grader = grader.model_copy(update={"prompt": text})
-        elif grader.type != "llm_judge" and grader_family(grader) == "model":
-            findings.error(
-                path,
-                f"rubricPrompt with grader {grader.name!r} ({grader.type}) is not supported: "
-                "promptfoo uses it in place of that grader's own prompt, which is this "
-                "service's here",
-            )
-        prompted.append(grader)
-    return tuple(prompted)
+    return tuple(
+        prompted_one(grader, rubric_prompt, variables, path, findings) for grader in graders
+    )
+
+
+def prompted_one(
+    grader: EvaluatorConfig,
+    rubric_prompt: str,
+    variables: Mapping[str, Any],
+    path: DocumentPath,
+    findings: Findings,
+) -> EvaluatorConfig:
+    """An ``llm-rubric`` grader with ``rubric_prompt`` as its judge prompt.
+
+    One that has its own prompt keeps it; another model grader is refused by name.
+    """
+    own = grader.prompt or grader.prompt_path or grader.prompt_program
+    if grader.type == "llm_judge" and not own:
+        rubric = "\n".join(item.description for item in grader.rubrics)
+        scope = {**variables, **JUDGE_NAMES, "rubric": rubric, "value": rubric}
+        scope["rubrics"] = rubric  # AgentV's July name for it
+        text = Renderer(scope, findings, "empty").text(rubric_prompt, path)
+        return grader.model_copy(update={"prompt": text})
+    if grader.type != "llm_judge" and grader_family(grader) == "model":
+        findings.error(
+            path,
+            f"rubricPrompt with grader {grader.name!r} ({grader.type}) is not supported: "
+            "promptfoo uses it in place of that grader's own prompt, which is this "
+            "service's here",
+        )
+    return grader
 
 
 def grader_family(grader: EvaluatorConfig) -> str | None:
