@@ -11,7 +11,7 @@ from app.evaluation.context import RunnableTarget, TargetLookup
 from app.evaluators.code.derived_metrics import DerivedMetrics
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.judges.embedding_similarity import embedding_problems
-from app.evaluators.judges.select_best import SELECT_BEST
+from app.evaluators.judges.select_best import COMPARED
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import (
     DEFAULT_GUIDELINE_PATTERNS,
@@ -190,8 +190,8 @@ def build_run_plan(
 
 
 def compares_arms(suite: EvalSuite) -> bool:
-    """Whether a case of the suite has a grader comparing the arms' answers (select-best)."""
-    return any(grader.type == SELECT_BEST for case in suite.cases for grader in case.all_graders())
+    """Whether a case of the suite has a grader comparing the arms (select-best, max-score)."""
+    return any(grader.type in COMPARED for case in suite.cases for grader in case.all_graders())
 
 
 def mode_of(target: RunnableTarget) -> Mode:

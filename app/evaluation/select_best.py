@@ -19,7 +19,8 @@ from app.evaluation.records import ResultRecord
 from app.evaluators.aggregate import combine
 from app.evaluators.base import EvaluatorOutcome, JudgeClient
 from app.evaluators.config import EvaluatorConfig
-from app.evaluators.judges.select_best import SELECT_BEST, is_pending
+from app.evaluators.judges.max_score import arm_score, selected
+from app.evaluators.judges.select_best import COMPARED, MAX_SCORE, SELECT_BEST, is_pending
 from app.evaluators.results import EvaluatorResult
 from app.evaluators.verdicts import Thresholds, status_for
 from app.formatting.messages import ChatMessage
@@ -42,8 +43,8 @@ def pending(record: ResultRecord) -> bool:
 
 
 def select_best_graders(graders: Sequence[EvaluatorConfig]) -> list[EvaluatorConfig]:
-    """The select-best graders among a case's graders."""
-    return [grader for grader in graders if grader.type == SELECT_BEST]
+    """The graders comparing the arms (select-best, max-score) among a case's graders."""
+    return [grader for grader in graders if grader.type in COMPARED]
 
 
 def comparison_prompt(criterion: str, answers: Sequence[str]) -> str:
@@ -80,6 +81,9 @@ async def settle_case(
     results = {id(record): list(record.evaluator_results) for record in taking_part}
     answers = [record.candidate_answer or "" for record in taking_part]
     for grader in graders:
+        if grader.type == MAX_SCORE:
+            _settle_max_score(grader, [results[id(record)] for record in taking_part])
+            continue
         criterion = str(grader.value or "")
         judge = judge_of(grader)
         reply, problem = "", None
@@ -110,6 +114,38 @@ async def settle_case(
         _regraded(record, results[id(record)], thresholds) if id(record) in results else record
         for record in records
     ]
+
+
+def _settle_max_score(grader: EvaluatorConfig, arms: list[list[EvaluatorResult]]) -> None:
+    """Settle ``grader`` (max-score) in each arm's results, in place."""
+    value = grader.value if isinstance(grader.value, dict) else None
+    scores = [
+        arm_score([r for r in own if r.type not in COMPARED and r.status == "ok"], value)
+        for own in arms
+    ]
+    threshold = value.get("threshold") if value else None
+    best = selected(scores, threshold)
+    for position, own in enumerate(arms):
+        for index, result in enumerate(own):
+            if result.name == grader.name and is_pending(result):
+                won = best == position
+                if won:
+                    why = f"selected as the highest scoring answer (score {scores[position]:.3f})"
+                elif best is None and scores:
+                    why = f"none selected: the highest score is below the threshold {threshold}"
+                else:
+                    top = max(scores)
+                    why = f"not selected (score {scores[position]:.3f}, highest {top:.3f})"
+                own[index] = result.model_copy(
+                    update={
+                        "score": 1.0 if won else 0.0,
+                        "passed": won,
+                        "verdict": "pass" if won else "fail",
+                        "reasoning": why,
+                        "details": {MAX_SCORE: "settled", "index": position, "chosen": best},
+                    }
+                )
+                break
 
 
 def _settled(

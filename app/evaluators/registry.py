@@ -287,6 +287,7 @@ def build_registry() -> EvaluatorRegistry:
     )
     registry.register("field_accuracy", FieldAccuracyEvaluator(), ("fields", "aggregation"))
     registry.register("select_best", SelectBestEvaluator(), ("value", "target"))
+    registry.register("max_score", SelectBestEvaluator(), ("value",))
     for name, check in (
         ("is_xml", check_is_xml),
         ("contains_xml", check_contains_xml),

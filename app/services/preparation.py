@@ -83,12 +83,12 @@ async def prepare_run(
     )
     if plan.compares_arms is False and compares_arms(report.suite):
         raise InvalidRequest(
-            "select-best compares the answers of a run's arms, and this run has one: give "
-            "the suite several prompts or providers, or the request several targets",
+            "select-best and max-score compare the answers of a run's arms, and this run has "
+            "one: give the suite several prompts or providers, or the request several targets",
             errors=[
                 FieldError(
                     path="suite",
-                    message="a select-best grader needs a run with several arms",
+                    message="a select-best or max-score grader needs a run with several arms",
                 )
             ],
         )

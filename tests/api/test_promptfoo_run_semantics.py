@@ -207,3 +207,46 @@ async def test_a_derived_metric_naming_no_metric_is_an_error_at_its_value(
         response = await http.post("/validate", json={"suite": suite})
     errors = {error["path"]: error["message"] for error in response.json()["errors"]}
     assert "nothing is not defined" in errors["derivedMetrics[0].value"]
+
+
+async def test_max_score_passes_the_arm_whose_other_asserts_scored_highest(
+    make_client: ClientFactory, tmp_path: Path
+) -> None:
+    # measured against promptfoo 0.123.1: tests/conformance/promptfoo/max_score.yaml
+    suite = {
+        "prompts": ["{{ a }}", "{{ b }}", "{{ c }}"],
+        "providers": ["default"],
+        "tests": [
+            {
+                "id": "weighted",
+                "vars": {"a": "x", "b": "z", "c": "z"},
+                "assert": [
+                    {"type": "contains", "value": "x"},
+                    {"type": "icontains", "value": "z"},
+                    {"type": "max-score", "value": {"weights": {"icontains": 3}}},
+                ],
+            },
+            {
+                "id": "below",
+                "vars": {"a": "x", "b": "z", "c": "q"},
+                "assert": [
+                    {"type": "contains", "value": "x"},
+                    {"type": "contains", "value": "y"},
+                    {"type": "max-score", "value": {"threshold": 0.6}},
+                ],
+            },
+        ],
+    }
+    body = await evaluate(make_client, tmp_path, suite)
+    chosen = {
+        (record["eval_id"], record["arm"]["index"]): record["evaluator_results"][-1]["passed"]
+        for record in body["results"]
+    }
+    assert chosen == {
+        ("weighted", 0): False,
+        ("weighted", 1): True,  # 0.75, the first of two
+        ("weighted", 2): False,
+        ("below", 0): False,  # 0.5 < 0.6: none selected
+        ("below", 1): False,
+        ("below", 2): False,
+    }

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.suites.helpers import check, errors_by_path
 
 RUBRIC = {"type": "llm-rubric", "value": "Is polite"}
@@ -108,3 +110,19 @@ async def test_an_asserts_own_rubric_prompt_and_config_and_env_values() -> None:
 async def test_env_must_map_names_to_values() -> None:
     errors = errors_by_path(await check(suite(env=["A"])))
     assert "must map names to text or numbers" in errors["env"]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"method": "max"}, "method must be one of avg, sum"),
+        ({"weights": {"nope": 1}}, "weights name no grader type: nope"),
+        ({"weights": {"contains": -1}}, "weights must map grader types to numbers"),
+        ({"limit": 1}, "unknown option(s) limit"),
+    ],
+)
+async def test_max_score_options_are_checked(value: Any, message: str) -> None:
+    document = suite()
+    document["tests"][0]["assert"] = [{"type": "max-score", "value": value}]
+    errors = errors_by_path(await check(document))
+    assert message in errors["tests[0].assert[0].value"]

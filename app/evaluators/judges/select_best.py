@@ -1,8 +1,9 @@
-"""promptfoo's ``select-best``: one grader that compares the answers of every arm of a test.
+"""promptfoo's ``select-best`` and ``max-score``: graders that compare the arms of a test.
 
-It cannot grade one answer alone: while the case runs it leaves a *pending* result, and once
-every arm of the test has answered, one judge call over all the answers settles it for each
-arm (``app.evaluation.select_best``).
+Neither can grade one answer alone: while the case runs each leaves a *pending* result, and
+once every arm of the test has answered it is settled for each arm
+(``app.evaluation.select_best``): ``select-best`` by one judge call over all the answers,
+``max-score`` from the scores the arms' other graders gave.
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ from app.evaluators.config import EvaluatorConfig
 from app.evaluators.results import EvaluatorResult
 
 SELECT_BEST = "select_best"
+MAX_SCORE = "max_score"
+COMPARED = frozenset({SELECT_BEST, MAX_SCORE})
+"""Grader types that compare the answers of a test's arms."""
 PENDING = "pending"
-"""``details.select_best`` of a result not settled yet (the other arms have not answered)."""
+"""``details[<type>]`` of a result not settled yet (the other arms have not answered)."""
 
 
 class SelectBestEvaluator:
@@ -33,11 +37,11 @@ class SelectBestEvaluator:
                 verdict=None,
                 weight=config.weight,
                 reasoning="compared with the other arms' answers once every arm has answered",
-                details={SELECT_BEST: PENDING},
+                details={config.type: PENDING},
             )
         )
 
 
 def is_pending(result: EvaluatorResult) -> bool:
-    """Whether ``result`` is a select-best result still waiting for the comparison."""
-    return result.type == SELECT_BEST and (result.details or {}).get(SELECT_BEST) == PENDING
+    """Whether ``result`` compares the arms and still waits for the comparison."""
+    return result.type in COMPARED and (result.details or {}).get(result.type) == PENDING

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from app.evaluators.catalog import COMMON_KEYS, KNOWN_OPTION_KEYS, GraderType, find_type
 from app.evaluators.code.program_asserts import file_reference
 from app.evaluators.config import EvaluatorConfig, RubricItem
+from app.evaluators.judges.max_score import options_problem
 from app.evaluators.judges.model_graded import KINDS as MODEL_GRADED
 from app.evaluators.judges.model_graded import NEGATION_IGNORED
 from app.evaluators.registry import EVALUATOR_TYPES, EVALUATORS
@@ -502,7 +503,23 @@ def _extras(
     return extras
 
 
-_READERS: dict[str, KindReader] = {**KIND_READERS, "composite": _composite, "similar": _similar}
+def _max_score(
+    raw: Mapping[str, Any], path: DocumentPath, context: GraderContext
+) -> dict[str, Any]:
+    """``max-score``'s ``value``: ``{weights?, method?, threshold?}``, checked."""
+    fields = _keep(raw, path, context)
+    problem = options_problem(fields.get("value"))
+    if problem is not None:
+        context.findings.error((*path, "value"), problem)
+    return fields
+
+
+_READERS: dict[str, KindReader] = {
+    **KIND_READERS,
+    "composite": _composite,
+    "similar": _similar,
+    "max_score": _max_score,
+}
 
 _CONSUMED: dict[str, tuple[str, ...]] = {
     "llm_judge": ("prompt", "rubrics", "criteria", "value", "provider", "preprocessors"),
