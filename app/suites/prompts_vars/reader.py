@@ -57,6 +57,7 @@ from app.suites.prompts_vars.prompts import (
     read_prompts,
 )
 from app.suites.prompts_vars.provider_output import read_provider_output
+from app.suites.prompts_vars.providers import read_providers
 from app.suites.prompts_vars.references import dereferenced
 from app.suites.prompts_vars.rubric_prompt import prompted_by, read_rubric_prompt
 from app.suites.prompts_vars.scenarios import scenario_tests
@@ -80,8 +81,7 @@ from app.suites.reading import (
     pass_threshold,
     refuse,
 )
-from app.suites.target_lists import read_target_list
-from app.suites.tool_use import TOOL_USE_KEYS, ToolUse, read_tool_use
+from app.suites.tool_use import TOOL_USE_KEYS, read_tool_use
 from app.suites.workspaces.workspace import read_workspace
 
 METADATA_KEYS = frozenset({"name", "tags", "version", "metadata"})
@@ -141,7 +141,7 @@ def read_prompts_vars(
     defaults.globs = sources.globs
     defaults.missing_vars = frozenset(sources.missing_vars)
     defaults.providers = suite_providers(document)
-    targets, defaults.tool_use, target_tools, target_prompts = _target(
+    targets, defaults.tool_use, target_tools, target_prompts = read_providers(
         document, findings, sources.texts, prompts
     )
     defaults.suite_graders = document.get("assert")
@@ -182,79 +182,6 @@ def read_prompts_vars(
         **({"guideline_patterns": sources.config_patterns} if sources.config_patterns else {}),
     )
     return SuiteCheck(suite=suite, dialect="prompts-providers-vars", origins=origins)
-
-
-def _target(
-    document: Mapping[str, Any], findings: Findings, texts: Mapping[str, str], prompts: list[Prompt]
-) -> tuple[tuple[str, ...], ToolUse | None, dict[str, ToolUse], dict[str, tuple[str, ...]]]:
-    """The providers named (targets), their tools (of one alone; of each of several), prompts.
-
-    Several providers make a run of one arm per provider (the target x prompt matrix), each
-    with the tools of its config; a provider's ``prompts`` narrows its arms to those prompts.
-    """
-    if "targets" in document:  # AgentV's list in this layout
-        if "providers" in document:
-            findings.error(("targets",), "name the targets once: 'providers' or 'targets'")
-        return read_target_list(document, findings), None, {}, {}
-    providers = document.get("providers", document.get("target"))
-    if providers is None:
-        return (), None, {}, {}
-    listed = providers if isinstance(providers, list) else [providers]
-    names: list[str] = []
-    tools: list[ToolUse | None] = []
-    target_prompts: dict[str, tuple[str, ...]] = {}
-    for index, provider in enumerate(listed):
-        where: DocumentPath = (
-            ("providers", index) if isinstance(providers, list) else ("providers",)
-        )
-        if isinstance(provider, dict):
-            name, tool_use = _provider_entry(provider, where, findings, texts)
-            if name is not None and "prompts" in provider:
-                chosen = prompts_named(provider["prompts"], prompts, (*where, "prompts"), findings)
-                target_prompts[name] = tuple(prompt.id for prompt in chosen)
-        elif isinstance(provider, str) and provider.strip():
-            name, tool_use = provider.strip(), None
-        else:
-            findings.error(where, f"must name a target, not {describe(provider)}")
-            continue
-        if name is not None:
-            names.append(name)
-            tools.append(tool_use)
-    return (
-        tuple(names),
-        tools[0] if len(tools) == 1 else None,
-        (
-            {name: tool_use for name, tool_use in zip(names, tools, strict=True) if tool_use}
-            if len(names) > 1
-            else {}
-        ),
-        target_prompts,
-    )
-
-
-def _provider_entry(
-    provider: Mapping[str, Any],
-    where: DocumentPath,
-    findings: Findings,
-    texts: Mapping[str, str],
-) -> tuple[str | None, ToolUse | None]:
-    """``{id, label?, config?}``: the target its label (else id) names, and the config's tools.
-
-    The rest of ``config`` (temperature, models...) is the target's business: warned about.
-    """
-    name = provider.get("label") or provider.get("id")
-    if not isinstance(name, str) or not name.strip():
-        findings.error(where, "an inline provider needs an 'id' or 'label' naming a target")
-        return None, None
-    for key in sorted(set(provider) - {"id", "label", "config", "prompts"}):
-        findings.warn((*where, key), "not read: the target's own settings apply")
-    config = provider.get("config") or {}
-    if not isinstance(config, dict):
-        findings.error((*where, "config"), f"must be a mapping, not {describe(config)}")
-        return None, None
-    for key in sorted(set(config) - TOOL_USE_KEYS):
-        findings.warn((*where, "config", key), "not read: the target's own settings apply")
-    return name.strip(), read_tool_use(config, (*where, "config"), findings, texts)
 
 
 def _raw_tests(
