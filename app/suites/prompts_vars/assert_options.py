@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from app.evaluators.catalog import find_type
 from app.evaluators.config import EvaluatorConfig
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings
@@ -21,13 +22,16 @@ ASSERT_OPTIONS = ("rubricPrompt", "config")
 
 
 def split_assert_options(raw: Any) -> tuple[Any, dict[int, dict[str, Any]]]:
-    """The asserts without their judge options, and those options by the assert's index."""
+    """The asserts without their judge options, and those options by the assert's index.
+
+    Only a model grader's: another assert's ``config`` is its own (a program's, say).
+    """
     if not isinstance(raw, list):
         return raw, {}
     asserts: list[Any] = []
     options: dict[int, dict[str, Any]] = {}
     for index, item in enumerate(raw):
-        if isinstance(item, dict) and any(key in item for key in ASSERT_OPTIONS):
+        if _judged(item) and any(key in item for key in ASSERT_OPTIONS):
             options[index] = {key: item[key] for key in ASSERT_OPTIONS if key in item}
             item = {key: value for key, value in item.items() if key not in ASSERT_OPTIONS}
         asserts.append(item)
@@ -60,3 +64,11 @@ def with_assert_options(
                 changed[index], text, variables, (*where, "rubricPrompt"), findings
             )
     return tuple(changed)
+
+
+def _judged(item: Any) -> bool:
+    """Whether ``item`` is an assert a judge grades (``llm-rubric`` and its family)."""
+    if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+        return False
+    entry, _ = find_type(item["type"])
+    return entry is not None and entry.family == "model"
