@@ -211,6 +211,8 @@ class EvalCase(BaseModel):
             as an ``error`` naming them, the other cases run (AgentV).
         given_output: The answer given with the case (a promptfoo test's ``providerOutput``):
             it is graded as the candidate's answer and the candidate is not called.
+        scoring_function: promptfoo's ``assertScoringFunction``: the program that makes the
+            case's result from its graders' (``evaluators.code.scoring_function``).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -232,6 +234,7 @@ class EvalCase(BaseModel):
     graded: bool = True
     missing_files: tuple[str, ...] = ()
     given_output: str | None = None
+    scoring_function: EvaluatorConfig | None = None
     prompt_inputs: tuple[tuple[str, tuple[Message, ...]], ...] = Field(
         (),
         description=(

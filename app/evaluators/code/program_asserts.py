@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome
@@ -30,7 +31,7 @@ from app.evaluators.code.javascript import (
     script_context,
     script_output,
 )
-from app.evaluators.code.programs import ProgramError
+from app.evaluators.code.programs import ProgramError, ProgramRunner
 from app.evaluators.config import EvaluatorConfig
 
 FILE_PREFIX = "file://"
@@ -67,7 +68,8 @@ process.stdin.on("end", async () => {{
     const loaded = await import(pathToFileURL(process.argv[2]).href);
     const module = loaded.default !== undefined ? loaded.default : loaded;
     const named = data.function;
-    const grade = named ? module[named] : module;
+    const fallback = typeof module === "function" ? module : module[data.fallback];
+    const grade = named ? module[named] : fallback;
     if (typeof grade !== "function") {{
       throw new Error(`the file exports no function ${{named || ""}}`);
     }}
@@ -197,15 +199,36 @@ async def run_function(
 
     The file is the suite folder's, or one of ``sources``; it runs in the sandbox.
     """
-    file, function = reference
-    files = {language.driver_file: language.driver, **(sources or {})}
-    stdin: dict[str, Any] = {"function": function, "output": output}
-    stdin["context"] = script_context(config, context)
     try:
         programs, folder = placed_program(config, context)
+    except ProgramError as exc:
+        return {"__threw": str(exc)}
+    arguments = (output, script_context(config, context))
+    return await call_function(programs, folder, language, reference, arguments, sources)
+
+
+async def call_function(
+    programs: ProgramRunner,
+    folder: Path,
+    language: Language,
+    reference: tuple[str, str],
+    arguments: tuple[Any, Any],
+    sources: dict[str, str] | None = None,
+    fallback: str = "",
+) -> Any:
+    """What ``function`` of ``reference``'s file (in ``folder``) returned for two arguments.
+
+    A JavaScript module without ``function`` named: its default export, else ``fallback``.
+    ``{__threw: why}`` when it threw or could not run in the sandbox.
+    """
+    file, function = reference
+    files = {language.driver_file: language.driver, **(sources or {})}
+    first, second = arguments
+    stdin = {"function": function, "output": first, "context": second, "fallback": fallback}
+    try:
         ran = await programs.run(
             [*language.argv, language.driver_file, file],
-            json.dumps(stdin, ensure_ascii=False).encode(),
+            json.dumps(stdin, ensure_ascii=False, default=str).encode(),
             folder=folder,
             files=files,
             env=dict(language.env),

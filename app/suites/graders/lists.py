@@ -179,6 +179,8 @@ def read_grader(raw: Any, path: DocumentPath, context: GraderContext) -> Evaluat
     _check_runnable(entry, declared, raw, negated, path, findings)
     if context.promptfoo:
         fields["semantics"] = "promptfoo"
+        if isinstance(raw.get("metric"), str | int):  # its named score (assertScoringFunction)
+            fields["metric"] = str(raw["metric"])
     fields.update(_variables(raw, entry.name, path, context))
     try:
         return EvaluatorConfig.model_validate({**extras, **fields, "type": entry.name})

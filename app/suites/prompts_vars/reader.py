@@ -49,6 +49,8 @@ from app.suites.prompts_vars.prompts import Prompt, prompt_messages, prompts_nam
 from app.suites.prompts_vars.provider_output import read_provider_output
 from app.suites.prompts_vars.rubric_prompt import prompted_by, read_rubric_prompt
 from app.suites.prompts_vars.scenarios import scenario_tests
+from app.suites.prompts_vars.scoring import KEY as SCORING_KEY
+from app.suites.prompts_vars.scoring import read_scoring_function, scoring_grader
 from app.suites.prompts_vars.variables import (
     VarFiles,
     expanded_tests,
@@ -96,7 +98,7 @@ SUITE_REFUSED = {
 }
 TEST_KEYS = frozenset(
     {"id", "description", "vars", "assert", "threshold", "metadata", "criteria", "options"}
-    | {"prompts", "providerOutput"}
+    | {"prompts", "providerOutput", SCORING_KEY}
     | {"input", "expected_output", "conversation_id", "note", "tags", "execution"}
     | TOOL_USE_KEYS
     | frozenset(CONVERSATION_KEYS)
@@ -105,7 +107,6 @@ TEST_REFUSED = {
     "provider": "a per-test provider is not supported: set the target on the suite",
     "providers": "per-test providers are not supported: run once per target",
     "repeat": "repeated trials are not supported yet",
-    "assertScoringFunction": "custom scoring functions run programs: not supported yet",
     "assertions": "AgentV's case graders are not read in this layout: use assert",
     "evaluators": "AgentV's case graders are not read in this layout: use assert",
     "input_files": "AgentV's input_files are not read in this layout",
@@ -338,6 +339,9 @@ def _read_test(
         conversation = read_conversation(
             raw, path, origin, renderer, findings, templates=True, has_criteria=bool(outcome)
         )
+    scoring = defaults.scoring
+    if SCORING_KEY in raw:
+        scoring = read_scoring_function(raw[SCORING_KEY], (*path, SCORING_KEY), findings)
     threshold = raw.get("threshold", defaults.threshold)
     thresholds = promptfoo_thresholds(threshold, (*path, "threshold"), findings)
     conversation_id = text_field(raw, ("conversation_id",), path, findings)
@@ -371,6 +375,7 @@ def _read_test(
                 metadata={"metadata": metadata} if metadata else {},
                 tool_use=tool_use,
                 given_output=given_output,
+                scoring_function=scoring_grader(scoring),
             ),
             origin,
         )
