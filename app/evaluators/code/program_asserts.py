@@ -5,7 +5,8 @@ The code sees ``output`` (the answer) and ``context`` (``vars``, ``prompt``, ``t
 body of a function that ``return``s (``json`` imported for both). ``file://check.py`` calls
 ``get_assert(output, context)`` of that file of the suite's folder, ``file://check.py:name``
 calls ``name``; ``file://check.js`` calls what the module exports (a function, or its
-``name`` with ``:name``) with ``node``, awaited when it returns a promise; when it throws
+``name`` with ``:name``) with ``node`` (a TypeScript file with ``bun``), awaited when it
+returns a promise; when it throws
 (or exports no such function) the grader is an error, as promptfoo reports the test.
 Inline JavaScript runs in the embedded engine instead (``javascript``). The result reads as
 a ``javascript`` assert's does (a boolean, a number, a grading result ``{pass, score,
@@ -105,6 +106,16 @@ NODE = Language(
     # the sandbox shows no /etc/ssl: node would stop at start reading OpenSSL's configuration
     env=(("OPENSSL_CONF", "/dev/null"),),
 )
+BUN = Language(
+    "the TypeScript file",
+    ("bun",),
+    "promptfoo_assert_driver.cjs",
+    NODE_DRIVER,
+)
+"""TypeScript runs under ``bun`` (node 20 has no type stripping), as AgentV's ``.ts`` user
+types and hooks run here: the same driver loads the module. A sandbox runtime without
+``bun`` refuses the program by name (``ProgramRunner``: not found on the sandbox's PATH)."""
+TYPESCRIPT = (".ts", ".mts", ".cts", ".tsx")
 _INDENT = re.compile(r"^[ \t]+(?=\S)", re.MULTILINE)
 
 
@@ -167,8 +178,9 @@ class ProgramAssertEvaluator:
         if not runs_program(config):
             return await self.inline.evaluate(config, context)
         code = config.value if isinstance(config.value, str) else ""
-        language = PYTHON if config.type == "python" else NODE
         reference = file_reference(code)
+        file_name = reference[0] if reference else ""
+        language = PYTHON if config.type == "python" else language_of(file_name)
         sources: dict[str, str] = {}
         if reference is None:  # inline Python (inline JavaScript runs in the engine)
             reference = (SOURCE_FILE, "main")
@@ -176,7 +188,7 @@ class ProgramAssertEvaluator:
         file, function = reference
         output = script_output(config, context)
         result = await run_function(config, context, language, (file, function), output, sources)
-        if language is NODE and isinstance(result, dict) and "__threw" in result:
+        if language is not PYTHON and isinstance(result, dict) and "__threw" in result:
             # promptfoo reports the test as an error, not the assert as failed (measured)
             raise ProgramError(f"{language.name} threw: {result['__threw']}")
         return scored_outcome(config, result, language.name)
@@ -184,7 +196,9 @@ class ProgramAssertEvaluator:
 
 def language_of(file: str) -> Language:
     """The language a ``file://`` program is run with, by its name."""
-    return PYTHON if file.endswith(".py") else NODE
+    if file.endswith(".py"):
+        return PYTHON
+    return BUN if file.endswith(TYPESCRIPT) else NODE
 
 
 async def run_function(

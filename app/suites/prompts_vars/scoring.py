@@ -1,8 +1,9 @@
 """promptfoo's ``assertScoringFunction`` (a test's or ``defaultTest``'s), read as a program.
 
-``file://x.js[:name]`` (``.cjs``, ``.mjs`` too) or ``file://x.py[:name]``: the program that
-makes the test's result from its asserts' (``evaluators.code.scoring_function`` runs it in
-the sandbox). A test's own replaces the default's. Anything else
+``file://x.js[:name]`` (``.cjs``, ``.mjs``, TypeScript under ``bun`` too) or
+``file://x.py[:name]``: the program that makes the test's result from its asserts'
+(``evaluators.code.scoring_function`` runs it in the sandbox). A test's own replaces the
+default's. Anything else
 (inline code, another kind of file) is an error naming the key; like every program, it runs
 only with code graders enabled, for a suite read from a workspace root
 (``graders.programs`` places it).
@@ -12,13 +13,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.evaluators.code.program_asserts import file_reference
+from app.evaluators.code.program_asserts import TYPESCRIPT, file_reference
 from app.evaluators.config import EvaluatorConfig
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe
 
 KEY = "assertScoringFunction"
-SUFFIXES = {".py": "python", ".js": "javascript", ".cjs": "javascript", ".mjs": "javascript"}
+SUFFIXES = {
+    **dict.fromkeys((".js", ".cjs", ".mjs", *TYPESCRIPT), "javascript"),
+    ".py": "python",
+}
 
 
 def read_scoring_function(raw: Any, path: DocumentPath, findings: Findings) -> str | None:
