@@ -21,6 +21,7 @@ from app.suites.documents.findings import Findings, describe
 from app.suites.documents.parsing import parse_yaml
 from app.suites.files.case_files import CaseFileError, parse_case_file
 from app.suites.files.listing import CASE_FOLDER_FILES, is_pattern
+from app.suites.files.pdf_text import is_pdf
 from app.suites.files.resolve import FileSource
 from app.suites.workspaces.workspace import workspace_reference
 
@@ -110,11 +111,12 @@ def text_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
 
 VAR_FILE_REFUSED = (
     *(".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".sh", ".rb"),
-    *(".pdf", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".mp3", ".wav", ".mp4"),
+    *(".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".mp3", ".wav", ".mp4"),
     *(".docx", ".xlsx", ".pptx", ".zip"),
 )
 """Files a ``file://`` variable is not read from: programs (promptfoo runs them to make the
-value) and binary files (which it sends encoded); every other file is read as text."""
+value) and binary files (which it sends encoded); every other file is read as text, a PDF
+as its text (``pdf_text``)."""
 
 
 def var_file_references(
@@ -196,7 +198,8 @@ async def load_sources(
         sources.cases[where] = await _cases(reference, where, file_source, findings)
     references = {**text_references(document), **var_file_references(document, sources.cases)}
     texts = await _expand_globs(references, file_source, sources, findings)
-    loaded = await file_source.collect(list(texts.values()))
+    pdfs = [path for where, path in texts.items() if is_pdf(path) and "vars" in where]
+    loaded = await file_source.collect(list(texts.values()), pdfs)
     for where, path in texts.items():
         if path in loaded.files:
             sources.texts[path] = loaded.files[path]

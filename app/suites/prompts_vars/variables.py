@@ -3,8 +3,9 @@
 A variable ``file://x.txt`` (``.md``, ``.json``, ``.csv``...) is that file's text without its
 final line break, ``.yaml``/``.yml`` its value (YAML 1.2 core): measured on promptfoo 0.123.1,
 which keeps a JSON file as text (``{{ data.name }}`` is empty there) and reads YAML. The
-files are read with the suite's other files (``files.sources.var_file_references``). A program
-(``file://x.py``, ``.js``) or a binary file is refused by name; a glob is the list of the
+files are read with the suite's other files (``files.sources.var_file_references``); a PDF is
+its text, as promptfoo extracts it (``files.pdf_text``). A program
+(``file://x.py``, ``.js``) or another binary file is refused by name; a glob is the list of the
 files it matches (so one test per file). A test whose
 variables (its own over ``defaultTest``'s) hold lists of plain values becomes one test per
 combination, the first list varying slowest, as promptfoo expands them (a list of mappings,
@@ -60,7 +61,8 @@ def _loaded(value: Any, path: DocumentPath, files: VarFiles, findings: Findings)
         findings.error(
             path,
             f"{value.strip()!r} is not supported: a variable's file is read as text; a program "
-            "(promptfoo runs it to make the value) or a binary file (PDF, image, audio) is not",
+            "(promptfoo runs it to make the value) or a binary file (image, audio) is not; a "
+            "PDF is read as its text",
         )
         return value
     text = files.texts.get(file)
