@@ -70,6 +70,8 @@ async def evaluate_case(
     if case.missing_files:
         missing = ", ".join(case.missing_files)
         return CaseState(case=case, plan=plan).record(error=f"file not found: {missing}")
+    if case.error is not None:
+        return CaseState(case=case, plan=plan).record(error=case.error)
     with bind_log_context(case_id=case.id):
         if known is not None or trials.count == 1:
             state = CaseState(case=case, plan=plan)

@@ -213,6 +213,8 @@ class EvalCase(BaseModel):
             it is graded as the candidate's answer and the candidate is not called.
         scoring_function: promptfoo's ``assertScoringFunction``: the program that makes the
             case's result from its graders' (``evaluators.code.scoring_function``).
+        error: Why the case cannot run, found while reading it (a promptfoo variable whose
+            program failed): it runs as an ``error`` saying so, the other cases run.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -235,6 +237,7 @@ class EvalCase(BaseModel):
     missing_files: tuple[str, ...] = ()
     given_output: str | None = None
     scoring_function: EvaluatorConfig | None = None
+    error: str | None = None
     prompt_inputs: tuple[tuple[str, tuple[Message, ...]], ...] = Field(
         (),
         description=(

@@ -19,6 +19,7 @@ from app.suites.case_fields import read_messages, user_message
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe
 from app.suites.files.sources import Sources, strip_file_prefix
+from app.suites.prompts_vars.program_vars import program_values
 from app.suites.reading import CaseOrigin, Renderer, refuse
 from app.suites.templates import (
     TemplateProblem,
@@ -174,7 +175,12 @@ def prompt_messages(
     origin: CaseOrigin,
     findings: Findings,
 ) -> tuple[Message, ...] | None:
-    """The input messages one prompt gives for a test's variables (None: an error)."""
+    """The input messages one prompt gives for a test's variables (None: an error).
+
+    Variables made by programs get their output for this prompt first (``program_vars``).
+    """
+    written = prompt.text if prompt.text is not None else json.dumps(prompt.messages)
+    variables = program_values(written, variables, path)
     renderer = Renderer(variables, findings, "empty")
     if prompt.messages is not None:
         return read_messages(prompt.messages, prompt.path, findings, origin.files, renderer)

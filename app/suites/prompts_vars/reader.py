@@ -45,6 +45,7 @@ from app.suites.prompts_vars.defaults import (
     transformed_by,
 )
 from app.suites.prompts_vars.embedding import embedded_by, options_embedding
+from app.suites.prompts_vars.program_vars import test_failure
 from app.suites.prompts_vars.prompts import Prompt, prompt_messages, prompts_named, read_prompts
 from app.suites.prompts_vars.provider_output import read_provider_output
 from app.suites.prompts_vars.rubric_prompt import prompted_by, read_rubric_prompt
@@ -376,6 +377,7 @@ def _read_test(
                 tool_use=tool_use,
                 given_output=given_output,
                 scoring_function=scoring_grader(scoring),
+                error=test_failure(path, variables),
             ),
             origin,
         )

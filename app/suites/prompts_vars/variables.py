@@ -27,6 +27,7 @@ from app.suites.documents.findings import Findings
 from app.suites.documents.parsing import parse_core_yaml
 from app.suites.files.listing import is_pattern
 from app.suites.files.sources import FILE_PREFIX, VAR_FILE_REFUSED, strip_file_prefix
+from app.suites.prompts_vars.program_vars import program_file, programs_allowed
 
 MAX_EXPANDED = 1000
 """Most tests one test's list variables may expand into."""
@@ -57,12 +58,15 @@ def _loaded(value: Any, path: DocumentPath, files: VarFiles, findings: Findings)
     if is_pattern(file):  # each file it matches (one test per file), as promptfoo reads it
         matched = files.globs.get(file, [])
         return [_loaded(f"{FILE_PREFIX}{name}", path, files, findings) for name in matched] or value
+    if program_file(value) is not None and programs_allowed():  # run per prompt: program_vars
+        return value
     if file.lower().endswith(VAR_FILE_REFUSED):
         findings.error(
             path,
             f"{value.strip()!r} is not supported: a variable's file is read as text; a program "
-            "(promptfoo runs it to make the value) or a binary file (image, audio) is not; a "
-            "PDF is read as its text",
+            "(promptfoo runs it to make the value) runs only with code graders enabled, for a "
+            "suite file under a workspace root, and a binary file (image, audio) is not read; "
+            "a PDF is read as its text",
         )
         return value
     text = files.texts.get(file)

@@ -1,0 +1,82 @@
+"""promptfoo's variables made by programs (``file://load_var.py``), run in the sandbox while
+the suite is read, per test and prompt (measured on promptfoo 0.123.1 by
+tests/conformance/promptfoo/var_programs.yaml); refused by name without code graders."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from app.evaluators.code.programs import ProgramRunner
+from app.suites.loader import SuiteReport, check_suite
+from tests.suites.helpers import errors_by_path, source
+from tests.suites.test_reference_matrices import EXAMPLES
+
+PROGRAMS = Path(__file__).resolve().parents[1] / "conformance/promptfoo/var_programs"
+
+
+async def read(root: Path, *tests: dict[str, Any], enabled: bool = True) -> SuiteReport:
+    folder = root / "evals"
+    shutil.copytree(PROGRAMS, folder / "var_programs", dirs_exist_ok=True)
+    suite = {
+        "prompts": ["First: {{sys}} / {{q}}", "Second: {{sys}}"],
+        "providers": ["t"],
+        "tests": list(tests),
+    }
+    (folder / "promptfooconfig.yaml").write_text(json.dumps(suite))
+    return await check_suite(
+        "evals/promptfooconfig.yaml",
+        file_source=source(roots=[root]),
+        code_graders=enabled,
+        programs=ProgramRunner(roots=(root,)) if enabled else None,
+    )
+
+
+def py(role: Any, q: str = "hi") -> dict[str, Any]:
+    return {"vars": {"role": role, "q": q, "sys": "file://var_programs/load_var.py"}}
+
+
+async def test_a_program_makes_the_variable_for_each_test_and_prompt(tmp_path: Path) -> None:
+    js = {"vars": {"role": "ops", "q": "hey", "sys": "file://var_programs/load_var.js"}}
+    report = await read(tmp_path, py("support"), py(["a", "b"]), js)
+    assert report.suite is not None, report.errors
+    asked = [
+        [str(messages[-1].content) for _, messages in case.prompt_inputs]
+        for case in report.suite.cases
+    ]
+    assert asked == [
+        ["First: sys as support for First / hi", "Second: sys as support for Second"],
+        ["First: sys as a for First / hi", "Second: sys as a for Second"],
+        ["First: sys as b for First / hi", "Second: sys as b for Second"],
+        ["First: js sys ops / hey", "Second: js sys ops"],
+    ]
+
+
+async def test_a_test_whose_program_gives_no_output_runs_as_an_error(tmp_path: Path) -> None:
+    report = await read(tmp_path, py("bad"), py("plain"), py("fine"))
+    assert report.suite is not None, report.errors
+    errors = [case.error or "" for case in report.suite.cases]
+    assert "returned an error: no such role for sys" in errors[0]
+    assert "did not return any output" in errors[1]
+    assert errors[2] == ""
+
+
+async def test_without_code_graders_a_program_variable_is_refused_by_name(tmp_path: Path) -> None:
+    errors = errors_by_path(await read(tmp_path, py("support"), enabled=False))
+    assert "runs only with code graders enabled" in errors["tests[0].vars.sys"]
+
+
+async def test_promptfoos_config_dynamic_var_example_loads() -> None:
+    if not EXAMPLES.is_dir():
+        return
+    report = await check_suite(
+        "config-dynamic-var/promptfooconfig.yaml",
+        file_source=source(roots=[EXAMPLES]),
+        code_graders=True,
+        programs=ProgramRunner(roots=(EXAMPLES,)),
+    )
+    assert report.suite is not None, report.errors
+    # its program file is a stand-in without get_var: each test runs as an error saying so
+    assert all("get_var" in (case.error or "") for case in report.suite.cases)
