@@ -80,3 +80,48 @@ async def test_promptfoos_config_dynamic_var_example_loads() -> None:
     assert report.suite is not None, report.errors
     # its program file is a stand-in without get_var: each test runs as an error saying so
     assert all("get_var" in (case.error or "") for case in report.suite.cases)
+
+
+PROMPTS = Path(__file__).resolve().parents[1] / "conformance/promptfoo/prompt_programs"
+
+
+async def read_prompts(root: Path, prompts: list[str], *, enabled: bool = True) -> SuiteReport:
+    folder = root / "evals"
+    shutil.copytree(PROMPTS, folder / "prompt_programs", dirs_exist_ok=True)
+    suite = {"prompts": prompts, "providers": ["t"], "tests": [{"vars": {"topic": "cats"}}]}
+    (folder / "promptfooconfig.yaml").write_text(json.dumps(suite))
+    return await check_suite(
+        "evals/promptfooconfig.yaml",
+        file_source=source(roots=[root]),
+        code_graders=enabled,
+        programs=ProgramRunner(roots=(root,)) if enabled else None,
+    )
+
+
+async def test_programs_make_prompts_as_promptfoo_calls_them(tmp_path: Path) -> None:
+    files = ["script.py", "prompts.py:text", "prompts.py:chat", "prompts.py:wrapped"]
+    files += ["prompts.js", "named.js:shout"]
+    report = await read_prompts(tmp_path, [f"file://prompt_programs/{f}" for f in files])
+    assert report.suite is not None, report.errors
+    [case] = report.suite.cases
+    made = [[(m.role, m.content) for m in messages] for _, messages in case.prompt_inputs]
+    assert made == [
+        [("user", "REPLY:script cats:END")],
+        [("user", "REPLY:py cats:END")],
+        [("system", "Answer briefly."), ("user", "REPLY:chat cats:END")],
+        [("user", "REPLY:wrapped cats:END")],
+        [("user", "REPLY:js cats:END")],
+        [("user", "REPLY:CATS:END")],
+    ]
+    assert case.error is None
+
+
+async def test_a_prompt_program_that_fails_makes_the_test_an_error(tmp_path: Path) -> None:
+    report = await read_prompts(tmp_path, ["file://prompt_programs/prompts.py:broken"])
+    assert report.suite is not None, report.errors
+    assert "no prompt today" in (report.suite.cases[0].error or "")
+
+
+async def test_without_code_graders_a_prompt_program_is_refused_by_name(tmp_path: Path) -> None:
+    report = await read_prompts(tmp_path, ["file://prompt_programs/prompts.js"], enabled=False)
+    assert "a prompt made by a program" in errors_by_path(report)["prompts[0]"]

@@ -85,6 +85,10 @@ def case_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
     return found
 
 
+PROMPT_PROGRAMS = (".py", ".js", ".cjs", ".mjs", ".ts", ".mts", ".cts", ".tsx")
+"""A prompt file of one of these kinds is a program promptfoo runs, not a text."""
+
+
 def text_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
     """Files read as text: prompts and ``defaultTest`` files, a workspace file."""
     found: dict[DocumentPath, str] = {}
@@ -106,6 +110,9 @@ def text_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
         found[("workspace",)] = workspace
     found.update(prompt_md_references(document))
     found.update(tool_file_references(document))
+    for where in [where for where, path in found.items() if where[0] == "prompts"]:
+        if found[where].split(":", 1)[0].lower().endswith(PROMPT_PROGRAMS):
+            del found[where]  # a prompt made by a program runs (prompts_vars.program_vars)
     return found
 
 

@@ -46,7 +46,7 @@ try:
     spec = importlib.util.spec_from_file_location("promptfoo_var", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    result = getattr(module, data["function"])(data["name"], data["prompt"], data["vars"])
+    result = getattr(module, data["function"])(*data["args"])
 except BaseException as error:
     result = {"__threw": f"{type(error).__name__}: {error}"}
 sys.stdout.write("\\n" + data["mark"] + json.dumps(result, default=str))
@@ -64,7 +64,7 @@ process.stdin.on("end", async () => {
     const module = loaded.default !== undefined ? loaded.default : loaded;
     const make = data.function ? module[data.function] : module;
     if (typeof make !== "function") throw new Error("the file exports no function");
-    result = await make(data.name, data.prompt, data.vars);
+    result = await make(...data.args);
   } catch (error) {
     result = { __threw: String(error && error.message !== undefined ? error.message : error) };
   }
@@ -77,7 +77,10 @@ CONCURRENCY = 4
 
 @dataclass(frozen=True)
 class VarCall:
-    """One call a prompt needs: the program, the variable, the prompt, the test's variables."""
+    """One call a prompt needs: the program, the variable, the prompt, the test's variables.
+
+    A prompt made by a program is a call with ``name`` empty (its ``prompt``: the provider).
+    """
 
     file: str
     name: str
@@ -93,6 +96,8 @@ class VarCalls:
     values: dict[VarCall, str] = field(default_factory=dict)
     errors: dict[VarCall, str] = field(default_factory=dict)
     pending: set[VarCall] = field(default_factory=set)
+    provider: str = ""
+    """The target a prompt program is told it is for (the suite's first: docs/design.md)."""
     failed: dict[tuple[tuple[str | int, ...], str], str] = field(default_factory=dict)
     """Tests (document path, variables) whose program failed: they run as errors, saying
     why."""
@@ -188,13 +193,16 @@ async def _call(call: VarCall, programs: ProgramRunner, folder: Path) -> str | t
     language: Language = language_of(file)
     python = file.endswith(".py")
     driver = ("promptfoo_var_driver.py", PYTHON_DRIVER) if python else ("var.cjs", NODE_DRIVER)
-    stdin = {
-        "function": function or (DEFAULT_FUNCTION if python else ""),
-        "name": call.name,
-        "prompt": call.prompt,
-        "vars": json.loads(call.variables),
-        "mark": MARK,
-    }
+    variables = json.loads(call.variables)
+    if call.name:
+        args: list[Any] = [call.name, call.prompt, variables]
+    else:  # a prompt function: promptfoo's context (Python's has its config too)
+        provider = {"id": call.prompt, "label": call.prompt}
+        args = [{"vars": variables, "provider": provider, **({"config": {}} if python else {})}]
+    if python and not function and not call.name:  # a script: its output is the prompt
+        return await _script_prompt(call.file, file, args[0], programs, folder)
+    default = DEFAULT_FUNCTION if python else ""
+    stdin = {"function": function or default, "args": args, "mark": MARK}
     try:
         ran = await programs.run(
             [*language.argv, driver[0], file],
@@ -208,9 +216,65 @@ async def _call(call: VarCall, programs: ProgramRunner, folder: Path) -> str | t
     result = read_result(ran.stdout, call.file)
     if isinstance(result, dict) and "__threw" in result:
         return (f"{call.file} threw: {result['__threw']}",)
+    if not call.name:
+        return _prompt_result(call.file, result)
     if isinstance(result, dict) and result.get("error"):
         return (f"{call.file} returned an error: {result['error']}",)
     output = result.get("output") if isinstance(result, dict) else None
     if output is None:
         return (f"{call.file} did not return any output (promptfoo reads {{output: ...}})",)
     return output if isinstance(output, str) else str(json.dumps(output, ensure_ascii=False))
+
+
+async def _script_prompt(
+    reference: str, file: str, context: Any, programs: ProgramRunner, folder: Path
+) -> str | tuple[str]:
+    """A Python prompt file named without a function: what it prints is the prompt.
+
+    It runs as a script with the context's JSON as its argument (promptfoo 0.123.1, measured).
+    """
+    try:
+        ran = await programs.run(
+            ["python3", "-I", file, json.dumps(context, ensure_ascii=False)], b"", folder=folder
+        )
+    except ProgramError as exc:
+        return (f"{reference}: {exc}",)
+    return json.dumps(ran.stdout.rstrip("\n"), ensure_ascii=False)
+
+
+def _prompt_result(file: str, result: Any) -> str | tuple[str]:
+    """A prompt function's result as JSON: a text, or a list of chat messages."""
+    if isinstance(result, dict) and "prompt" in result:
+        if result.get("config"):
+            return (f"{file} returned a prompt with a 'config': not supported (the target's own "
+                    "settings apply)",)  # fmt: skip
+        result = result["prompt"]
+    if isinstance(result, str) or (
+        isinstance(result, list) and all(isinstance(item, dict) for item in result)
+    ):
+        return json.dumps(result, ensure_ascii=False)
+    return (f"{file} returned neither a prompt text nor a list of chat messages",)
+
+
+def program_prompt(file: str, variables: Mapping[str, Any], test: tuple[str | int, ...]) -> Any:
+    """What a prompt program gives for a test's variables: a text or messages.
+
+    None while it has not run, or when it failed (the test then runs as an error).
+    """
+    calls = _CALLS.get()
+    if calls is None:
+        return None
+    shown = _shown(variables)
+    call = VarCall(file, "", calls.provider, shown)
+    value = calls.value(call)
+    if value is None:
+        calls.failed.setdefault((test, shown), f"prompt {file}: {calls.errors[call]}")
+        return None
+    return json.loads(value) if value else None
+
+
+def set_provider(name: str) -> None:
+    """The target prompt programs are told they are for (the suite's first)."""
+    calls = _CALLS.get()
+    if calls is not None:
+        calls.provider = name

@@ -18,8 +18,12 @@ from app.formatting.messages import Message
 from app.suites.case_fields import read_messages, user_message
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe
-from app.suites.files.sources import Sources, strip_file_prefix
-from app.suites.prompts_vars.program_vars import program_values
+from app.suites.files.sources import PROMPT_PROGRAMS, Sources, strip_file_prefix
+from app.suites.prompts_vars.program_vars import (
+    program_prompt,
+    program_values,
+    programs_allowed,
+)
 from app.suites.reading import CaseOrigin, Renderer, refuse
 from app.suites.templates import (
     TemplateProblem,
@@ -43,6 +47,8 @@ class Prompt:
     path: DocumentPath
     names: frozenset[str] = frozenset()
     """What a test's ``prompts`` may call it: its id and label (besides ``id``)."""
+    program: str | None = None
+    """``file://x.py:fn`` / ``x.js``: a program makes the prompt (``program_vars``)."""
 
     def called(self, name: str) -> bool:
         """Whether a test's ``prompts`` entry names this prompt."""
@@ -129,12 +135,15 @@ def split_prompts(text: str) -> list[str]:
 def _prompt_file(
     path: str, prompt_id: str, where: DocumentPath, sources: Sources, findings: Findings
 ) -> list[Prompt]:
+    if path.split(":", 1)[0].lower().endswith(PROMPT_PROGRAMS):
+        if not programs_allowed():
+            why = "it runs only with code graders enabled, for a suite file under a workspace root"
+            refuse(findings, where, "a prompt made by a program", why)
+            return []
+        return [Prompt(prompt_id, None, None, where, program=f"file://{path}")]
     text = sources.texts.get(path)
     if text is None:
         return []  # reported when the file was read
-    if path.endswith((".js", ".mjs", ".cjs", ".py", ".ts")):
-        refuse(findings, where, "a prompt made by a program", "suites may not run programs")
-        return []
     if path.endswith(".json"):
         try:
             messages = json.loads(text)
@@ -179,6 +188,12 @@ def prompt_messages(
 
     Variables made by programs get their output for this prompt first (``program_vars``).
     """
+    if prompt.program is not None:  # promptfoo's prompt function: its text or messages
+        made = program_prompt(prompt.program, variables, path)
+        renderer = Renderer(variables, findings, "empty")
+        if isinstance(made, list):
+            return read_messages(made, prompt.path, findings, origin.files, renderer)
+        return (user_message(made if isinstance(made, str) else ""),)
     written = prompt.text if prompt.text is not None else json.dumps(prompt.messages)
     variables = program_values(written, variables, path)
     renderer = Renderer(variables, findings, "empty")

@@ -45,7 +45,7 @@ from app.suites.prompts_vars.defaults import (
     transformed_by,
 )
 from app.suites.prompts_vars.embedding import embedded_by, options_embedding
-from app.suites.prompts_vars.program_vars import test_failure
+from app.suites.prompts_vars.program_vars import set_provider, test_failure
 from app.suites.prompts_vars.prompts import Prompt, prompt_messages, prompts_named, read_prompts
 from app.suites.prompts_vars.provider_output import read_provider_output
 from app.suites.prompts_vars.rubric_prompt import prompted_by, read_rubric_prompt
@@ -130,6 +130,7 @@ def read_prompts_vars(
     targets, defaults.tool_use, target_tools, target_prompts = _target(
         document, findings, sources.texts, prompts
     )
+    set_provider(targets[0] if targets else "")  # what prompt programs are told
     defaults.suite_graders = document.get("assert")
     cases: list[EvalCase] = []
     origins: dict[str, CaseOrigin] = {}
