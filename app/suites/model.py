@@ -213,8 +213,9 @@ class EvalCase(BaseModel):
             it is graded as the candidate's answer and the candidate is not called.
         scoring_function: promptfoo's ``assertScoringFunction``: the program that makes the
             case's result from its graders' (``evaluators.code.scoring_function``).
-        error: Why the case cannot run, found while reading it (a promptfoo variable whose
-            program failed): it runs as an ``error`` saying so, the other cases run.
+        error: Why the case cannot run, found while reading it (a promptfoo variable or
+            prompt whose program failed): it runs as an ``error`` saying so, the other cases
+            run; ``prompt_errors``: the same for each prompt's arm, by prompt id.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -238,6 +239,7 @@ class EvalCase(BaseModel):
     given_output: str | None = None
     scoring_function: EvaluatorConfig | None = None
     error: str | None = None
+    prompt_errors: tuple[tuple[str, str], ...] = ()
     prompt_inputs: tuple[tuple[str, tuple[Message, ...]], ...] = Field(
         (),
         description=(
@@ -250,7 +252,9 @@ class EvalCase(BaseModel):
         """The case as the arm of ``prompt`` runs it (None: the test does not use it)."""
         for prompt_id, messages in self.prompt_inputs:
             if prompt_id == prompt:
-                return self.model_copy(update={"input_messages": messages, "prompt_inputs": ()})
+                error = dict(self.prompt_errors).get(prompt_id)
+                update = {"input_messages": messages, "prompt_inputs": (), "error": error}
+                return self.model_copy(update={**update, "prompt_errors": ()})
         return None
 
     def opening_messages(self) -> tuple[Message, ...]:

@@ -116,10 +116,21 @@ async def test_programs_make_prompts_as_promptfoo_calls_them(tmp_path: Path) -> 
     assert case.error is None
 
 
-async def test_a_prompt_program_that_fails_makes_the_test_an_error(tmp_path: Path) -> None:
-    report = await read_prompts(tmp_path, ["file://prompt_programs/prompts.py:broken"])
+async def test_a_prompt_program_that_fails_makes_the_test_an_error_with_it(
+    tmp_path: Path,
+) -> None:
+    broken = "file://prompt_programs/prompts.py:broken"
+    report = await read_prompts(tmp_path, [broken])
     assert report.suite is not None, report.errors
     assert "no prompt today" in (report.suite.cases[0].error or "")
+    report = await read_prompts(tmp_path, ["file://prompt_programs/prompts.js", broken])
+    assert report.suite is not None, report.errors
+    [case] = report.suite.cases
+    fine, failed = (case.for_prompt(prompt) for prompt in report.suite.prompts)
+    assert fine is not None
+    assert fine.error is None
+    assert failed is not None
+    assert "no prompt today" in (failed.error or "")
 
 
 async def test_without_code_graders_a_prompt_program_is_refused_by_name(tmp_path: Path) -> None:

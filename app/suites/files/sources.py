@@ -205,6 +205,7 @@ async def load_sources(
         sources.cases[where] = await _cases(reference, where, file_source, findings)
     references = {**text_references(document), **var_file_references(document, sources.cases)}
     texts = await _expand_globs(references, file_source, sources, findings)
+    texts.update(await _bare_prompt_globs(document, file_source, sources))
     pdfs = [path for where, path in texts.items() if is_pdf(path) and "vars" in where]
     loaded = await file_source.collect(list(texts.values()), pdfs)
     for where, path in texts.items():
@@ -218,6 +219,34 @@ async def load_sources(
         if PROMPT_MD in sibling.files:
             sources.sibling_prompt = sibling.files[PROMPT_MD]
     return sources
+
+
+async def _bare_prompt_globs(
+    document: Mapping[str, Any], file_source: FileSource, sources: Sources
+) -> dict[DocumentPath, str]:
+    """Prompts written as a glob without ``file://`` (``'*.txt'``, or such an ``id``).
+
+    One that matches files is those files, as promptfoo reads it (measured); one matching
+    none is a text.
+    """
+    prompts = document.get("prompts")
+    found: dict[DocumentPath, str] = {}
+    for index, item in enumerate(prompts if isinstance(prompts, list) else []):
+        if isinstance(item, dict) and not {"raw", "prompt", "content", "file"} & set(item):
+            item = item.get("id")
+        if not isinstance(item, str) or item.strip().startswith(FILE_PREFIX):
+            continue
+        pattern = item.strip()
+        if "\n" in pattern or not is_pattern(pattern):
+            continue
+        try:
+            files = await file_source.expand(pattern)
+        except FileRefused:
+            continue
+        if files:
+            sources.globs[pattern] = files
+            found.update({("prompts", index, number): f for number, f in enumerate(files)})
+    return found
 
 
 async def _expand_globs(

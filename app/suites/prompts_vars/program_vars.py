@@ -163,7 +163,10 @@ def program_values(
 
 
 def test_failure(test: tuple[str | int, ...], variables: Mapping[str, Any]) -> str | None:
-    """Why a test (its document path and variables) cannot run: its program failed."""
+    """Why a test cannot run with a prompt (its program failed), or None.
+
+    ``test``: the test's document path and the prompt's id; ``variables``: the test's.
+    """
     calls = _CALLS.get()
     return calls.failed.get((test, _shown(variables))) if calls is not None else None
 

@@ -77,6 +77,12 @@ def _prompt(
 ) -> list[Prompt]:
     default_id = f"prompt-{index + 1}"
     if isinstance(item, str) and not item.strip().startswith("file://"):
+        if item.strip() in sources.globs:  # a bare glob matching files: those files
+            pattern = item.strip()
+            files = sources.globs[pattern]
+            return [
+                p for f in files for p in _prompt_file(f, f"{pattern}:{f}", path, sources, findings)
+            ]
         return [Prompt(default_id, item, None, path)]
     if isinstance(item, str) and strip_file_prefix(item) in sources.globs:
         files = sources.globs[strip_file_prefix(item)]
@@ -97,6 +103,17 @@ def _mapping(
     item: dict[str, Any], path: DocumentPath, default_id: str, sources: Sources, findings: Findings
 ) -> list[Prompt]:
     declared = item.get("id")
+    own = any(key in item for key in ("raw", "prompt", "content", "file"))
+    if isinstance(declared, str) and not own and not declared.strip().startswith("file://"):
+        # promptfoo reads such an id as the prompt: a glob's files, else the text itself
+        files = sources.globs.get(declared.strip())
+        label = str(item.get("label") or default_id)
+        if files:
+            where = (*path, "id")
+            return [
+                p for f in files for p in _prompt_file(f, f"{label}:{f}", where, sources, findings)
+            ]
+        return [Prompt(label, declared, None, path)]
     if isinstance(declared, str) and declared.strip().startswith("file://"):
         # promptfoo's {id: file://prompt.txt, label: name}: the id is the prompt's file
         label = str(item.get("label") or default_id)
@@ -189,13 +206,13 @@ def prompt_messages(
     Variables made by programs get their output for this prompt first (``program_vars``).
     """
     if prompt.program is not None:  # promptfoo's prompt function: its text or messages
-        made = program_prompt(prompt.program, variables, path)
+        made = program_prompt(prompt.program, variables, (*path, prompt.id))
         renderer = Renderer(variables, findings, "empty")
         if isinstance(made, list):
             return read_messages(made, prompt.path, findings, origin.files, renderer)
         return (user_message(made if isinstance(made, str) else ""),)
     written = prompt.text if prompt.text is not None else json.dumps(prompt.messages)
-    variables = program_values(written, variables, path)
+    variables = program_values(written, variables, (*path, prompt.id))
     renderer = Renderer(variables, findings, "empty")
     if prompt.messages is not None:
         return read_messages(prompt.messages, prompt.path, findings, origin.files, renderer)

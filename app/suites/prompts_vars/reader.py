@@ -378,7 +378,13 @@ def _read_test(
                 tool_use=tool_use,
                 given_output=given_output,
                 scoring_function=scoring_grader(scoring),
-                error=test_failure(path, variables),
+                error=test_failure((*path, inputs[0][0]), variables),
+                prompt_errors=tuple(
+                    (prompt_id, error)
+                    for prompt_id, _ in inputs
+                    if len(prompts) > 1
+                    and (error := test_failure((*path, prompt_id), variables)) is not None
+                ),
             ),
             origin,
         )
