@@ -48,7 +48,7 @@ try:
     spec = importlib.util.spec_from_file_location("promptfoo_assert", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    result = getattr(module, data["function"] or "get_assert")(data["output"], data["context"])
+    result = getattr(module, data["function"] or "get_assert")(*data["args"])
     if isinstance(result, dict) and "pass_" in result and "pass" not in result:
         result["pass"] = result.pop("pass_")
 except BaseException as error:
@@ -74,7 +74,7 @@ process.stdin.on("end", async () => {{
     if (typeof grade !== "function") {{
       throw new Error(`the file exports no function ${{named || ""}}`);
     }}
-    result = await grade(data.output, data.context);
+    result = await grade(...data.args);
   }} catch (error) {{
     result = {{ __threw: String(error && error.message !== undefined ? error.message : error) }};
   }}
@@ -226,19 +226,18 @@ async def call_function(
     folder: Path,
     language: Language,
     reference: tuple[str, str],
-    arguments: tuple[Any, Any],
+    arguments: tuple[Any, ...],
     sources: dict[str, str] | None = None,
     fallback: str = "",
 ) -> Any:
-    """What ``function`` of ``reference``'s file (in ``folder``) returned for two arguments.
+    """What ``function`` of ``reference``'s file (in ``folder``) returned for ``arguments``.
 
     A JavaScript module without ``function`` named: its default export, else ``fallback``.
     ``{__threw: why}`` when it threw or could not run in the sandbox.
     """
     file, function = reference
     files = {language.driver_file: language.driver, **(sources or {})}
-    first, second = arguments
-    stdin = {"function": function, "output": first, "context": second, "fallback": fallback}
+    stdin = {"function": function, "args": list(arguments), "fallback": fallback}
     try:
         ran = await programs.run(
             [*language.argv, language.driver_file, file],

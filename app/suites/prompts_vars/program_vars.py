@@ -25,52 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from app.evaluators.code.program_asserts import (
-    MARK,
-    NODE,
     TYPESCRIPT,
-    Language,
+    call_function,
     file_reference,
     language_of,
-    read_result,
 )
 from app.evaluators.code.programs import ProgramError, ProgramRunner
 
 PROGRAM_SUFFIXES = (".py", ".js", ".cjs", ".mjs", *TYPESCRIPT)
 DEFAULT_FUNCTION = "get_var"
-PYTHON_DRIVER = """\
-import importlib.util, json, os, sys
-data = json.load(sys.stdin)
-path = sys.argv[1]
-sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-try:
-    spec = importlib.util.spec_from_file_location("promptfoo_var", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    result = getattr(module, data["function"])(*data["args"])
-except BaseException as error:
-    result = {"__threw": f"{type(error).__name__}: {error}"}
-sys.stdout.write("\\n" + data["mark"] + json.dumps(result, default=str))
-"""
-NODE_DRIVER = """\
-const { pathToFileURL } = require("node:url");
-let input = "";
-process.stdin.setEncoding("utf8");
-process.stdin.on("data", (chunk) => { input += chunk; });
-process.stdin.on("end", async () => {
-  const data = JSON.parse(input);
-  let result;
-  try {
-    const loaded = await import(pathToFileURL(process.argv[2]).href);
-    const module = loaded.default !== undefined ? loaded.default : loaded;
-    const make = data.function ? module[data.function] : module;
-    if (typeof make !== "function") throw new Error("the file exports no function");
-    result = await make(...data.args);
-  } catch (error) {
-    result = { __threw: String(error && error.message !== undefined ? error.message : error) };
-  }
-  process.stdout.write("\\n" + data.mark + JSON.stringify(result === undefined ? null : result));
-});
-"""
 CONCURRENCY = 4
 """Programs run at once while one suite is read."""
 
@@ -193,30 +156,18 @@ async def run_calls(calls: VarCalls, programs: ProgramRunner, folder: Path) -> N
 
 async def _call(call: VarCall, programs: ProgramRunner, folder: Path) -> str | tuple[str]:
     file, function = file_reference(call.file) or ("", "")
-    language: Language = language_of(file)
     python = file.endswith(".py")
-    driver = ("promptfoo_var_driver.py", PYTHON_DRIVER) if python else ("var.cjs", NODE_DRIVER)
     variables = json.loads(call.variables)
     if call.name:
-        args: list[Any] = [call.name, call.prompt, variables]
+        args: tuple[Any, ...] = (call.name, call.prompt, variables)
     else:  # a prompt function: promptfoo's context (Python's has its config too)
         provider = {"id": call.prompt, "label": call.prompt}
-        args = [{"vars": variables, "provider": provider, **({"config": {}} if python else {})}]
+        args = ({"vars": variables, "provider": provider, **({"config": {}} if python else {})},)
     if python and not function and not call.name:  # a script: its output is the prompt
         return await _script_prompt(call.file, file, args[0], programs, folder)
-    default = DEFAULT_FUNCTION if python else ""
-    stdin = {"function": function or default, "args": args, "mark": MARK}
-    try:
-        ran = await programs.run(
-            [*language.argv, driver[0], file],
-            json.dumps(stdin, ensure_ascii=False).encode(),
-            folder=folder,
-            files={driver[0]: driver[1]},
-            env=dict(NODE.env if not python else ()),
-        )
-    except ProgramError as exc:
-        return (f"{call.file}: {exc}",)
-    result = read_result(ran.stdout, call.file)
+    function = function or (DEFAULT_FUNCTION if python and call.name else "")
+    reference = (file, function)
+    result = await call_function(programs, folder, language_of(file), reference, args)
     if isinstance(result, dict) and "__threw" in result:
         return (f"{call.file} threw: {result['__threw']}",)
     if not call.name:
