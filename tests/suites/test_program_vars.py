@@ -18,14 +18,15 @@ PROGRAMS = Path(__file__).resolve().parents[1] / "conformance/promptfoo/var_prog
 
 
 async def read(root: Path, *tests: dict[str, Any], enabled: bool = True) -> SuiteReport:
+    prompts = ["First: {{sys}} / {{q}}", "Second: {{sys}}"]
+    return await load(root, PROGRAMS, {"prompts": prompts, "tests": list(tests)}, enabled)
+
+
+async def load(root: Path, programs: Path, suite: dict[str, Any], enabled: bool) -> SuiteReport:
+    """The suite read from a root holding ``programs``' folder, code graders on or off."""
     folder = root / "evals"
-    shutil.copytree(PROGRAMS, folder / "var_programs", dirs_exist_ok=True)
-    suite = {
-        "prompts": ["First: {{sys}} / {{q}}", "Second: {{sys}}"],
-        "providers": ["t"],
-        "tests": list(tests),
-    }
-    (folder / "promptfooconfig.yaml").write_text(json.dumps(suite))
+    shutil.copytree(programs, folder / programs.name, dirs_exist_ok=True)
+    (folder / "promptfooconfig.yaml").write_text(json.dumps({"providers": ["t"], **suite}))
     return await check_suite(
         "evals/promptfooconfig.yaml",
         file_source=source(roots=[root]),
@@ -86,16 +87,8 @@ PROMPTS = Path(__file__).resolve().parents[1] / "conformance/promptfoo/prompt_pr
 
 
 async def read_prompts(root: Path, prompts: list[str], *, enabled: bool = True) -> SuiteReport:
-    folder = root / "evals"
-    shutil.copytree(PROMPTS, folder / "prompt_programs", dirs_exist_ok=True)
-    suite = {"prompts": prompts, "providers": ["t"], "tests": [{"vars": {"topic": "cats"}}]}
-    (folder / "promptfooconfig.yaml").write_text(json.dumps(suite))
-    return await check_suite(
-        "evals/promptfooconfig.yaml",
-        file_source=source(roots=[root]),
-        code_graders=enabled,
-        programs=ProgramRunner(roots=(root,)) if enabled else None,
-    )
+    suite = {"prompts": prompts, "tests": [{"vars": {"topic": "cats"}}]}
+    return await load(root, PROMPTS, suite, enabled)
 
 
 async def test_programs_make_prompts_as_promptfoo_calls_them(tmp_path: Path) -> None:
