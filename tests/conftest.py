@@ -13,6 +13,7 @@ import pytest
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
+from app.evaluators.offload import cpu_process
 from app.main import create_app
 from app.settings import Settings
 from testkit.fake_llm import FakeLLM, serve_fake_llm
@@ -47,6 +48,14 @@ async def _open_client(
         transport = httpx.ASGITransport(app=application, raise_app_exceptions=raise_app_exceptions)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
             yield http
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cpu_processes() -> Iterator[None]:
+    """The service's CPU processes, held for the session: each app built finds them running
+    (rather than starting and stopping two processes per app), and they stop at its end."""
+    with cpu_process.hold():
+        yield
 
 
 @pytest.fixture
