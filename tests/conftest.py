@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from app.evaluators.offload import cpu_process
 from app.main import create_app
 from app.settings import Settings
-from testkit.fake_llm import FakeLLM, serve_fake_llm
+from testkit.fake_llm import FakeLLM, FakeLLMs, serve_fake_llms
 from testkit.openai_spec import SPEC_VARIABLE, SpecValidator, load_spec, spec_path
 from tests.runs.conftest import POSTGRES_URL_VARIABLE, _reset_postgres, postgres_url
 
@@ -64,10 +64,17 @@ def make_client() -> ClientFactory:
     return _open_client
 
 
+@pytest.fixture(scope="session")
+def _fake_llms() -> Iterator[FakeLLMs]:
+    """One fake LLM server for the session (``fake_llm`` gives each test a fresh fake on it)."""
+    with serve_fake_llms() as fakes:
+        yield fakes
+
+
 @pytest.fixture
-def fake_llm() -> Iterator[FakeLLM]:
-    """A fake LLM server on 127.0.0.1 and a free port, for one test."""
-    with serve_fake_llm() as fake:
+def fake_llm(_fake_llms: FakeLLMs) -> Iterator[FakeLLM]:
+    """A fresh fake LLM on 127.0.0.1 for one test (the session's server, its own state)."""
+    with _fake_llms.serving() as fake:
         yield fake
 
 
