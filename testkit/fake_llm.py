@@ -33,7 +33,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import uvicorn
 
@@ -231,10 +231,56 @@ class FakeLLM:
             pass
 
 
-class RunningServer:
-    """A ``FakeLLM`` served by uvicorn in a background thread."""
+class Served(Protocol):
+    """What ``RunningServer`` serves: an ASGI app told its address (``url``)."""
 
-    def __init__(self, fake: FakeLLM, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    url: str
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None: ...
+
+
+ServedT = TypeVar("ServedT", bound=Served)
+
+
+class FakeLLMs:
+    """One server for fake LLMs used one after another (the tests', one each).
+
+    Starting and stopping a server per test cost each test 0.2 s. Each ``serving`` block
+    gets a fresh ``FakeLLM`` at the same address; between blocks requests get a 503, so one
+    that arrives after its test has ended is never taken for the next test's.
+    """
+
+    def __init__(self) -> None:
+        self.url = ""
+        self._current: FakeLLM | None = None
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """The ASGI application: the current fake's, else a 503."""
+        fake = self._current
+        if fake is not None:
+            await fake(scope, receive, send)
+        elif scope["type"] == "http":
+            payload = b"no test is using the fake LLM now"
+            headers = [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(payload))]
+            await send({"type": "http.response.start", "status": 503, "headers": headers})
+            await send({"type": "http.response.body", "body": payload})
+
+    @contextmanager
+    def serving(self) -> Iterator[FakeLLM]:
+        """A fresh fake served at ``url`` while the block runs."""
+        fake = FakeLLM()
+        fake.url = self.url
+        self._current = fake
+        try:
+            yield fake
+        finally:
+            self._current = None
+
+
+class RunningServer:
+    """A ``FakeLLM`` (or ``FakeLLMs``) served by uvicorn in a background thread."""
+
+    def __init__(self, fake: Served, *, host: str = "127.0.0.1", port: int = 0) -> None:
         self.fake = fake
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -270,11 +316,23 @@ class RunningServer:
 @contextmanager
 def serve_fake_llm() -> Iterator[FakeLLM]:
     """A fake LLM server on 127.0.0.1 and a free port, while the block runs."""
-    fake = FakeLLM()
-    server = RunningServer(fake)
+    with _serving(FakeLLM()) as fake:
+        yield fake
+
+
+@contextmanager
+def serve_fake_llms() -> Iterator[FakeLLMs]:
+    """One server on 127.0.0.1 and a free port for fake LLMs in turn (``FakeLLMs.serving``)."""
+    with _serving(FakeLLMs()) as fakes:
+        yield fakes
+
+
+@contextmanager
+def _serving(app: ServedT) -> Iterator[ServedT]:
+    server = RunningServer(app)
     server.start()
     try:
-        yield fake
+        yield app
     finally:
         server.stop()
 

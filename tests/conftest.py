@@ -13,9 +13,10 @@ import pytest
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
+from app.evaluators.offload import cpu_process
 from app.main import create_app
 from app.settings import Settings
-from testkit.fake_llm import FakeLLM, serve_fake_llm
+from testkit.fake_llm import FakeLLM, FakeLLMs, serve_fake_llms
 from testkit.openai_spec import SPEC_VARIABLE, SpecValidator, load_spec, spec_path
 from tests.runs.conftest import POSTGRES_URL_VARIABLE, _reset_postgres, postgres_url
 
@@ -49,16 +50,31 @@ async def _open_client(
             yield http
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cpu_processes() -> Iterator[None]:
+    """The service's CPU processes, held for the session: each app built finds them running
+    (rather than starting and stopping two processes per app), and they stop at its end."""
+    with cpu_process.hold():
+        yield
+
+
 @pytest.fixture
 def make_client() -> ClientFactory:
     """``async with make_client(settings) as client``: the one way tests start the app."""
     return _open_client
 
 
+@pytest.fixture(scope="session")
+def _fake_llms() -> Iterator[FakeLLMs]:
+    """One fake LLM server for the session (``fake_llm`` gives each test a fresh fake on it)."""
+    with serve_fake_llms() as fakes:
+        yield fakes
+
+
 @pytest.fixture
-def fake_llm() -> Iterator[FakeLLM]:
-    """A fake LLM server on 127.0.0.1 and a free port, for one test."""
-    with serve_fake_llm() as fake:
+def fake_llm(_fake_llms: FakeLLMs) -> Iterator[FakeLLM]:
+    """A fresh fake LLM on 127.0.0.1 for one test (the session's server, its own state)."""
+    with _fake_llms.serving() as fake:
         yield fake
 
 

@@ -11,7 +11,7 @@ path the suite wrote.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +26,8 @@ class _RecordingSource(FileSource):
 
     recorded: dict[str, str]
 
-    async def collect(self, paths: Sequence[str]) -> LoadedFiles:
-        loaded = await super().collect(paths)
+    async def collect(self, paths: Sequence[str], pdfs: Collection[str] = ()) -> LoadedFiles:
+        loaded = await super().collect(paths, pdfs)  # a PDF as its text: sent as text
         self.recorded.update(loaded.files)
         return loaded
 

@@ -31,6 +31,7 @@ from app.evaluation.records import ResultRecord
 from app.evaluation.trials import combine_trials, decided
 from app.evaluation.workspaces import CaseWorkspace, WorkspaceError, case_workspace
 from app.evaluators.aggregate import Combined, combine
+from app.evaluators.code.scoring_function import scored_by_function
 from app.evaluators.registry import EVALUATORS, EvaluatorRegistry
 from app.formatting.messages import FormattedPrompt
 from app.observability.logging import bind_log_context
@@ -69,8 +70,8 @@ async def evaluate_case(
     if case.missing_files:
         missing = ", ".join(case.missing_files)
         return CaseState(case=case, plan=plan).record(error=f"file not found: {missing}")
-    if case.input_error:
-        return CaseState(case=case, plan=plan).record(error=case.input_error)
+    if case.error is not None:
+        return CaseState(case=case, plan=plan).record(error=case.error)
     with bind_log_context(case_id=case.id):
         if known is not None or trials.count == 1:
             state = CaseState(case=case, plan=plan)
@@ -161,7 +162,12 @@ async def _attempt(
     state.outcomes = await grade(
         state, case, formatted.question, candidate_answer, context, registry, workspace
     )
-    return state.record(combine(state.outcomes, case.thresholds or state.plan.thresholds))
+    combined = combine(state.outcomes, case.thresholds or state.plan.thresholds)
+    if case.scoring_function is not None:  # promptfoo's assertScoringFunction
+        combined = await scored_by_function(
+            case.scoring_function, state.outcomes, case.evaluators, combined, context.programs
+        )
+    return state.record(combined)
 
 
 def not_run(case: EvalCase, plan: RunPlan, error: str) -> ResultRecord:

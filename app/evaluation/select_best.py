@@ -6,7 +6,8 @@ the reply names the best answer, which scores 1 and passes, every other arm's 0 
 against promptfoo 0.123.1). A reply naming no answer fails them all; a failed judge call
 leaves a ``judge_error``. Each arm's record is then graded again from its stored grader
 results. Settling is idempotent: a record whose select-best results are settled is left
-alone, so a run killed while settling settles the rest when it resumes.
+alone, so a run killed while settling settles the rest when it resumes. The comparison's
+calls are shared among the records it settled (``app.evaluation.shared_calls``).
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from app.evaluation.context import CallLedger, RecordedTarget, RunnableTarget
 from app.evaluation.prepared import PreparedRun
 from app.evaluation.records import ResultRecord
+from app.evaluation.shared_calls import with_shares
 from app.evaluators.aggregate import combine
-from app.evaluators.base import EvaluatorOutcome, JudgeClient
+from app.evaluators.base import EvaluatorOutcome
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.judges.max_score import arm_score, selected
 from app.evaluators.judges.select_best import COMPARED, MAX_SCORE, SELECT_BEST, is_pending
@@ -33,7 +36,7 @@ SYSTEM_PROMPT = (
     "meets the criterion you are given. Reply with the index number of that answer only."
 )
 _FIRST_NUMBER = re.compile(r"\d+")
-JudgeClientFor = Callable[[EvaluatorConfig], JudgeClient]
+JudgeClientFor = Callable[[EvaluatorConfig], RunnableTarget]
 """The judge a select-best grader calls (its own ``target``, else the run's judge)."""
 
 
@@ -80,12 +83,13 @@ async def settle_case(
         return list(records)
     results = {id(record): list(record.evaluator_results) for record in taking_part}
     answers = [record.candidate_answer or "" for record in taking_part]
+    ledger = CallLedger()
     for grader in graders:
         if grader.type == MAX_SCORE:
             _settle_max_score(grader, [results[id(record)] for record in taking_part])
             continue
         criterion = str(grader.value or "")
-        judge = judge_of(grader)
+        judge = RecordedTarget(judge_of(grader), CallRole.JUDGE, ledger)
         reply, problem = "", None
         question = comparison_prompt(criterion, answers)
         try:
@@ -110,10 +114,18 @@ async def settle_case(
                 if result.name == grader.name and is_pending(result):
                     own[index] = _settled(result, position, best, len(answers), reply, problem)
                     break
-    return [
-        _regraded(record, results[id(record)], thresholds) if id(record) in results else record
-        for record in records
-    ]
+    regraded = {
+        id(record): share
+        for record, share in zip(
+            taking_part,
+            with_shares(
+                [_regraded(record, results[id(record)], thresholds) for record in taking_part],
+                ledger,
+            ),
+            strict=True,
+        )
+    }
+    return [regraded.get(id(record), record) for record in records]
 
 
 def _settle_max_score(grader: EvaluatorConfig, arms: list[list[EvaluatorResult]]) -> None:

@@ -64,6 +64,7 @@ async def prepare_run(
         hosted_tools=settings.hosted_tools,
         env=request.env,
         git=GitSources.from_settings(settings),
+        programs=ProgramRunner.from_settings(settings),
     )
     if report.suite is None or report.errors:
         raise suite_error(report.errors)

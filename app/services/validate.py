@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.errors import FieldError
+from app.evaluators.code.programs import ProgramRunner
 from app.evaluators.judges.embedding_similarity import embedding_problems
 from app.schemas.suites import CaseCheck, ValidateRequest, ValidateResponse
 from app.settings import Settings
@@ -41,6 +42,7 @@ async def validate_suite(
         hosted_tools=settings.hosted_tools,
         env=request.env,
         git=GitSources.from_settings(settings),
+        programs=ProgramRunner.from_settings(settings),
     )
     errors = list(report.errors)
     target = report.suite.target if report.suite is not None else None

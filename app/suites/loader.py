@@ -13,11 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 
 from app.errors import DocumentError, FieldError, InvalidRequest
+from app.evaluators.code.programs import ProgramRunner
 from app.formatting import DEFAULT_SYSTEM_PROMPT, FormatOptions, format_prompt
 from app.suites.dialects import as_suite, detect_dialect, read_document
 from app.suites.documents.document import SuiteDocument, parse_suite_text
@@ -26,11 +28,17 @@ from app.suites.documents.findings import Findings
 from app.suites.documents.parsing import MAX_DEPTH, non_finite_numbers
 from app.suites.files.references import fill_from_files, role_marker_warnings
 from app.suites.files.resolve import FileSource, LoadedFiles
-from app.suites.files.sources import load_sources
-from app.suites.graders.programs import CodePolicy, place_code_graders, place_workspace
+from app.suites.files.sources import Sources, load_sources
+from app.suites.graders.programs import (
+    CodePolicy,
+    folder_inside,
+    place_code_graders,
+    place_workspace,
+)
 from app.suites.hosted_policy import refuse_unallowed
 from app.suites.model import MAX_CASE_ID_LENGTH, EvalCase, EvalSuite, FormattedCase
-from app.suites.reading import CaseOrigin, Dialect, References, add_reference
+from app.suites.prompts_vars.program_vars import VarCalls, run_calls, var_programs
+from app.suites.reading import CaseOrigin, Dialect, References, SuiteCheck, add_reference
 from app.suites.workspaces.git_sources import NO_REPOSITORIES, GitSources
 
 __all__ = [
@@ -112,6 +120,7 @@ async def read_suite(
     env: Mapping[str, str] | None = None,
     git: GitSources = NO_REPOSITORIES,
     hosted_tools: bool = False,
+    programs: ProgramRunner | None = None,
 ) -> SuiteReport:
     """Parse and check a suite, select its cases and read every file they reference.
 
@@ -130,6 +139,8 @@ async def read_suite(
             prompts/providers/vars suite (the request's ``env``).
         git: Where a workspace's repositories may be cloned from (none by default).
         hosted_tools: The operator allows tools the provider runs (web search, MCP...).
+        programs: Runs promptfoo's variables made by programs while the suite is read (the
+            operator's runner when code graders are enabled; None: such variables refused).
     """
     try:
         document, file_source, source_dir = await _read(suite, file_source)
@@ -147,7 +158,8 @@ async def read_suite(
     if report.dialect != "agentv-2025":  # cases read from other files are filled in too
         sources.cases = interpolate_cases(sources.cases, env or {}, findings)
     # Templates render here (CPU, bounded per template): in a worker thread, off the loop.
-    check = await anyio.to_thread.run_sync(read_document, data, sources, findings, env)
+    check, findings = await _read_cases(data, sources, findings, env, programs, file_source)
+    report.findings = findings
     report.origins = check.origins
     if check.suite is not None:
         _check_case_ids(check.suite, check.origins, findings)
@@ -180,6 +192,44 @@ async def read_suite(
     if not report.errors:
         report.suite = filled.model_copy(update={"source_dir": source_dir})
     return report
+
+
+async def _read_cases(
+    data: Any,
+    sources: Sources,
+    findings: Findings,
+    env: Mapping[str, str] | None,
+    programs: ProgramRunner | None,
+    file_source: FileSource,
+) -> tuple[SuiteCheck, Findings]:
+    """The document read (in a worker thread), and what reading it found.
+
+    Variables made by programs (``program_vars``) need two readings: the first finds the
+    calls the prompts need, they run in the sandbox, the second reads their outputs.
+    """
+    place = file_source.suite_folder
+    calls = VarCalls() if programs is not None and place is not None else None
+    before = findings.snapshot()
+    check = await anyio.to_thread.run_sync(_read_with, data, sources, findings, env, calls)
+    if calls is None or not calls.pending or programs is None or place is None:
+        return check, findings
+    folder = folder_inside(place, ".")
+    if folder is not None:
+        await run_calls(calls, programs, Path(folder))
+    check = await anyio.to_thread.run_sync(_read_with, data, sources, before, env, calls)
+    return check, before
+
+
+def _read_with(
+    data: Any,
+    sources: Sources,
+    findings: Findings,
+    env: Mapping[str, str] | None,
+    calls: VarCalls | None,
+) -> SuiteCheck:
+    """``read_document`` with program variables recorded in (or read from) ``calls``."""
+    with var_programs(calls):
+        return read_document(data, sources, findings, env)
 
 
 def _check_case_ids(
@@ -226,6 +276,7 @@ async def check_suite(
     env: Mapping[str, str] | None = None,
     git: GitSources = NO_REPOSITORIES,
     hosted_tools: bool = False,
+    programs: ProgramRunner | None = None,
 ) -> SuiteReport:
     """Check a suite as a run would and format its cases for an LM target: nothing raised.
 
@@ -240,6 +291,7 @@ async def check_suite(
         env=env,
         git=git,
         hosted_tools=hosted_tools,
+        programs=programs,
     )
     if report.valid and report.suite is not None:
         options = FormatOptions(

@@ -212,9 +212,12 @@ class EvalCase(BaseModel):
             as an ``error`` naming them, the other cases run (AgentV).
         given_output: The answer given with the case (a promptfoo test's ``providerOutput``):
             it is graded as the candidate's answer and the candidate is not called.
-        input_error: Why its input could not be made (a promptfoo JSON chat template that
-            renders to no JSON for its variables): the case runs as that ``error``.
-        prompt_errors: ``input_error`` by prompt id, when its suite has several prompts.
+        scoring_function: promptfoo's ``assertScoringFunction``: the program that makes the
+            case's result from its graders' (``evaluators.code.scoring_function``).
+        error: Why the case cannot run, found while reading it (a promptfoo variable or
+            prompt whose program failed): it runs as an ``error`` saying so, the other cases
+            run (also a promptfoo JSON chat template that renders to no JSON for its
+            variables); ``prompt_errors``: the same for each prompt's arm, by prompt id.
         only_targets: The suite's targets (arms) the case runs on (a promptfoo test's own
             ``providers``); empty: all of them.
     """
@@ -238,7 +241,8 @@ class EvalCase(BaseModel):
     graded: bool = True
     missing_files: tuple[str, ...] = ()
     given_output: str | None = None
-    input_error: str | None = None
+    scoring_function: EvaluatorConfig | None = None
+    error: str | None = None
     prompt_errors: tuple[tuple[str, str], ...] = ()
     only_targets: tuple[str, ...] = ()
     prompt_inputs: tuple[tuple[str, tuple[Message, ...]], ...] = Field(
@@ -253,15 +257,9 @@ class EvalCase(BaseModel):
         """The case as the arm of ``prompt`` runs it (None: the test does not use it)."""
         for prompt_id, messages in self.prompt_inputs:
             if prompt_id == prompt:
-                error = dict(self.prompt_errors).get(prompt)
-                return self.model_copy(
-                    update={
-                        "input_messages": messages,
-                        "prompt_inputs": (),
-                        "input_error": error,
-                        "prompt_errors": (),
-                    }
-                )
+                error = dict(self.prompt_errors).get(prompt_id)
+                update = {"input_messages": messages, "prompt_inputs": (), "error": error}
+                return self.model_copy(update={**update, "prompt_errors": ()})
         return None
 
     def opening_messages(self) -> tuple[Message, ...]:

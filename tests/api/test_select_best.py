@@ -17,6 +17,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.runs.tables import ResultRow, RunRow
+from app.settings.targets import Pricing
 from testkit.fake_llm import FakeLLM, RecordedRequest, Reply
 from tests.api.test_arms import arms_settings
 from tests.conftest import ClientFactory, wait_for_run
@@ -29,6 +30,16 @@ def answers(recorded: RecordedRequest) -> Reply:
     content = recorded.json["messages"][-1]["content"]
     text = JUDGE_REPLY["text"] if "<Text index=" in content else recorded.json["model"]
     return Reply(body={"choices": [{"message": {"role": "assistant", "content": text}}]})
+
+
+def with_usage(recorded: RecordedRequest) -> Reply:
+    """As ``answers``, each reply reporting its tokens: the judge's 100 in and 7 out."""
+    reply = answers(recorded)
+    assert isinstance(reply.body, dict)
+    judged = "<Text index=" in recorded.json["messages"][-1]["content"]
+    tokens = (100, 7) if judged else (10, 1)
+    usage = {"prompt_tokens": tokens[0], "completion_tokens": tokens[1]}
+    return Reply(body={**reply.body, "usage": usage})
 
 
 def document(tests: int = 2, **extra: Any) -> dict[str, Any]:
@@ -132,7 +143,7 @@ async def test_a_durable_run_settles_select_best_once_every_arm_has_answered(
 ) -> None:
     settings = arms_settings(tmp_path, fake_llm, database_url)
     async with make_client(settings) as client:
-        fake_llm.responder = answers
+        fake_llm.responder = with_usage
         created = await client.post(
             "/runs", json={"suite": yaml.safe_dump(document(3)), "max_concurrency": 2}
         )
@@ -149,6 +160,9 @@ async def test_a_durable_run_settles_select_best_once_every_arm_has_answered(
     assert passed == {"a": 0, "b": 3, "c": 0}
     judged = [r for r in fake_llm.requests if "<Text index=" in r.json["messages"][-1]["content"]]
     assert len(judged) == 3
+    # The comparisons' tokens are in the stored records (shared among the arms) and the run's.
+    assert sum(record["usage"]["judge"]["input_tokens"] for record in results) == 300
+    assert run["summary"]["usage"]["judge"] == {"input_tokens": 300, "output_tokens": 21}
 
 
 async def test_a_run_killed_while_settling_settles_the_rest_when_it_resumes(
@@ -196,3 +210,36 @@ async def test_a_run_killed_while_settling_settles_the_rest_when_it_resumes(
     assert sorted(verdicts(results)) == sorted(
         [("a", "failed", 0.0), ("b", "passed", 1.0), ("c", "failed", 0.0)] * 2
     )
+
+
+async def test_the_comparisons_tokens_and_cost_are_shared_among_the_arms_it_compared(
+    tmp_path: Path, fake_llm: FakeLLM, make_client: ClientFactory
+) -> None:
+    plain = arms_settings(tmp_path, fake_llm)
+    pricing = Pricing(input_per_million=2.5, output_per_million=10)
+    targets = [target.model_copy(update={"pricing": pricing}) for target in plain.targets]
+    settings = plain.model_copy(update={"targets": targets})
+    async with make_client(settings) as client:
+        fake_llm.responder = with_usage
+        response = await client.post("/evaluate", json={"suite": yaml.safe_dump(document(1))})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    records = body["results"]
+    judge = [record["usage"]["judge"] for record in records]
+    # 100 and 7 tokens in three shares as even as they go, the earlier arms taking the rest.
+    assert judge == [
+        {"input_tokens": 34, "output_tokens": 3},
+        {"input_tokens": 33, "output_tokens": 2},
+        {"input_tokens": 33, "output_tokens": 2},
+    ]
+    assert [record["attempts"]["judge"] for record in records] == [1, 0, 0]
+    judge_cost = (100 * 2.5 + 7 * 10) / 1_000_000
+    for record in records:
+        assert record["usage"]["candidate"] == {"input_tokens": 10, "output_tokens": 1}
+        assert record["cost_usd"]["judge"] == pytest.approx(judge_cost / 3)
+        assert record["cost_usd"]["candidate"] == pytest.approx((10 * 2.5 + 10) / 1_000_000)
+    for name in ("a", "b", "c"):  # every request sent counted once, in some arm's record
+        sent = [r for r in fake_llm.requests if r.json["model"] == f"m{name}"]
+        counted = [r["usage_by_target"].get(name, {}).get("requests", 0) for r in records]
+        assert sum(counted) == len(sent)
+    assert body["summary"]["usage"]["judge"] == {"input_tokens": 100, "output_tokens": 7}

@@ -46,3 +46,46 @@ def test_cpu_processes_end_when_the_service_is_killed_outright() -> None:
     while any(map(_running, children)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(map(_running, children))
+
+
+SERVICES = """
+import asyncio, sys
+from asgi_lifespan import LifespanManager
+from app.evaluators.offload import cpu_process
+from app.main import create_app
+from app.settings import Settings
+
+async def one_app(folder):
+    app = create_app(Settings(data_dir=folder, sample_run=False))
+    async with LifespanManager(app, startup_timeout=60, shutdown_timeout=60):
+        pids = set(cpu_process._executor()._processes)
+    return pids, cpu_process._pool
+
+async def main(folder):
+    first, _ = await one_app(folder + "/a")
+    second, left = await one_app(folder + "/b")
+    print("alone", len(first), first == second, left is None)
+    with cpu_process.hold():
+        first, _ = await one_app(folder + "/c")
+        second, left = await one_app(folder + "/d")
+        print("held", len(first), first == second, left is not None)
+    print("after", cpu_process._pool is None)
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+def test_a_service_stops_its_cpu_processes_unless_the_process_holds_them(tmp_path: Path) -> None:
+    # A server process builds one app: its shutdown stops them (uvicorn ends a SIGTERM'd
+    # process right after it). A process building app after app holds them once for all.
+    done = subprocess.run(
+        [sys.executable, "-c", SERVICES, str(tmp_path)],
+        capture_output=True, text=True, cwd=Path.cwd(), timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == [
+        "alone 2 False True",
+        "held 2 True True",
+        "after True",
+    ]
+    assert "leaked" not in done.stderr

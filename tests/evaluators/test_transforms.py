@@ -149,7 +149,7 @@ async def test_the_tests_own_transform_replaces_the_default_one() -> None:
     assert transforms == [[("output.trim()",)], [("output.toUpperCase()", "output + '!'")]]
 
 
-async def test_transform_files_need_code_graders_and_typescript_is_refused(
+async def test_transform_files_need_code_graders_and_other_files_are_refused(
     tmp_path: Path,
 ) -> None:
     test: dict[str, Any] = {
@@ -158,7 +158,7 @@ async def test_transform_files_need_code_graders_and_typescript_is_refused(
     report = await read(tmp_path, test, enabled=False)
     assert "code graders are not enabled" in errors_by_path(report)["tests[0]"]
     test = {
-        "options": {"transform": "file://t.ts"},
+        "options": {"transform": "file://t.rb"},
         "assert": [{"type": "equals", "value": "x"}],
     }
     report = await read(tmp_path, test)

@@ -97,9 +97,9 @@ async def test_a_json_chat_template_is_rendered_whole_then_parsed() -> None:
         ("assistant", 'Me, "Ada"'),
         ("user", "Why? (2)"),
     ]
-    assert good.input_error is None
-    assert broken.input_error is not None
-    assert "is not valid JSON once rendered" in broken.input_error
+    assert good.error is None
+    assert broken.error is not None
+    assert "is not valid JSON once rendered" in broken.error
 
 
 async def test_a_prompt_reading_the_conversation_promptfoo_fills_is_refused_by_name() -> None:

@@ -48,42 +48,53 @@ SWAGGER_UI_PARAMETERS: dict[str, Any] = {
 def install_docs(app: FastAPI) -> None:
     """Serve Swagger UI at ``/docs`` and ReDoc at ``/redoc``, assets included.
 
-    The app must be built with ``docs_url=None`` and ``redoc_url=None``.
+    The app must be built with ``docs_url=None`` and ``redoc_url=None``. The pages are
+    module functions reading their app from the request: FastAPI keeps what it learns of an
+    endpoint in a process-wide cache, and closures made per app kept every app built alive.
     """
     app.mount(ASSETS_PATH, StaticFiles(directory=ASSETS_DIRECTORY), name="docs-assets")
+    app.add_api_route(DOCS_PATH, swagger_ui, methods=["GET"], include_in_schema=False)
+    app.add_api_route(
+        OAUTH2_REDIRECT_PATH, swagger_ui_redirect, methods=["GET"], include_in_schema=False
+    )
+    app.add_api_route(REDOC_PATH, redoc, methods=["GET"], include_in_schema=False)
 
-    def root(request: Request) -> str:
-        return str(request.scope.get("root_path", ""))
 
-    @app.get(DOCS_PATH, include_in_schema=False)
-    async def swagger_ui(request: Request) -> HTMLResponse:
-        prefix = root(request)
-        page = get_swagger_ui_html(
-            openapi_url=f"{prefix}{app.openapi_url}",
-            title=f"{app.title} - Swagger UI",
-            swagger_js_url=f"{prefix}{ASSETS_PATH}/swagger-ui-bundle.js",
-            swagger_css_url=f"{prefix}{ASSETS_PATH}/swagger-ui.css",
-            swagger_favicon_url=f"{prefix}{ASSETS_PATH}/favicon.png",
-            oauth2_redirect_url=f"{prefix}{OAUTH2_REDIRECT_PATH}",
-            swagger_ui_parameters=SWAGGER_UI_PARAMETERS,
-        )
-        return with_policy(page)
+def _root(request: Request) -> str:
+    return str(request.scope.get("root_path", ""))
 
-    @app.get(OAUTH2_REDIRECT_PATH, include_in_schema=False)
-    async def swagger_ui_redirect() -> HTMLResponse:
-        return with_policy(get_swagger_ui_oauth2_redirect_html())
 
-    @app.get(REDOC_PATH, include_in_schema=False)
-    async def redoc(request: Request) -> HTMLResponse:
-        prefix = root(request)
-        page = get_redoc_html(
-            openapi_url=f"{prefix}{app.openapi_url}",
-            title=f"{app.title} - ReDoc",
-            redoc_js_url=f"{prefix}{ASSETS_PATH}/redoc.standalone.js",
-            redoc_favicon_url=f"{prefix}{ASSETS_PATH}/favicon.png",
-            with_google_fonts=False,
-        )
-        return with_policy(page)
+async def swagger_ui(request: Request) -> HTMLResponse:
+    """Swagger UI, its assets served by the service."""
+    prefix, app = _root(request), request.app
+    page = get_swagger_ui_html(
+        openapi_url=f"{prefix}{app.openapi_url}",
+        title=f"{app.title} - Swagger UI",
+        swagger_js_url=f"{prefix}{ASSETS_PATH}/swagger-ui-bundle.js",
+        swagger_css_url=f"{prefix}{ASSETS_PATH}/swagger-ui.css",
+        swagger_favicon_url=f"{prefix}{ASSETS_PATH}/favicon.png",
+        oauth2_redirect_url=f"{prefix}{OAUTH2_REDIRECT_PATH}",
+        swagger_ui_parameters=SWAGGER_UI_PARAMETERS,
+    )
+    return with_policy(page)
+
+
+async def swagger_ui_redirect() -> HTMLResponse:
+    """Swagger UI's OAuth2 redirect page."""
+    return with_policy(get_swagger_ui_oauth2_redirect_html())
+
+
+async def redoc(request: Request) -> HTMLResponse:
+    """ReDoc, its assets served by the service."""
+    prefix, app = _root(request), request.app
+    page = get_redoc_html(
+        openapi_url=f"{prefix}{app.openapi_url}",
+        title=f"{app.title} - ReDoc",
+        redoc_js_url=f"{prefix}{ASSETS_PATH}/redoc.standalone.js",
+        redoc_favicon_url=f"{prefix}{ASSETS_PATH}/favicon.png",
+        with_google_fonts=False,
+    )
+    return with_policy(page)
 
 
 def with_policy(page: HTMLResponse) -> HTMLResponse:

@@ -5,7 +5,8 @@ The code sees ``output`` (the answer) and ``context`` (``vars``, ``prompt``, ``t
 body of a function that ``return``s (``json`` imported for both). ``file://check.py`` calls
 ``get_assert(output, context)`` of that file of the suite's folder, ``file://check.py:name``
 calls ``name``; ``file://check.js`` calls what the module exports (a function, or its
-``name`` with ``:name``) with ``node``, awaited when it returns a promise; when it throws
+``name`` with ``:name``) with ``node`` (a TypeScript file with ``bun``), awaited when it
+returns a promise; when it throws
 (or exports no such function) the grader is an error, as promptfoo reports the test.
 Inline JavaScript runs in the embedded engine instead (``javascript``). The result reads as
 a ``javascript`` assert's does (a boolean, a number, a grading result ``{pass, score,
@@ -20,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome
@@ -30,7 +32,7 @@ from app.evaluators.code.javascript import (
     script_context,
     script_output,
 )
-from app.evaluators.code.programs import ProgramError
+from app.evaluators.code.programs import ProgramError, ProgramRunner
 from app.evaluators.config import EvaluatorConfig
 
 FILE_PREFIX = "file://"
@@ -46,7 +48,7 @@ try:
     spec = importlib.util.spec_from_file_location("promptfoo_assert", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    result = getattr(module, data["function"] or "get_assert")(data["output"], data["context"])
+    result = getattr(module, data["function"] or "get_assert")(*data["args"])
     if isinstance(result, dict) and "pass_" in result and "pass" not in result:
         result["pass"] = result.pop("pass_")
 except BaseException as error:
@@ -67,11 +69,12 @@ process.stdin.on("end", async () => {{
     const loaded = await import(pathToFileURL(process.argv[2]).href);
     const module = loaded.default !== undefined ? loaded.default : loaded;
     const named = data.function;
-    const grade = named ? module[named] : module;
+    const fallback = typeof module === "function" ? module : module[data.fallback];
+    const grade = named ? module[named] : fallback;
     if (typeof grade !== "function") {{
       throw new Error(`the file exports no function ${{named || ""}}`);
     }}
-    result = await grade(data.output, data.context);
+    result = await grade(...data.args);
   }} catch (error) {{
     result = {{ __threw: String(error && error.message !== undefined ? error.message : error) }};
   }}
@@ -103,6 +106,16 @@ NODE = Language(
     # the sandbox shows no /etc/ssl: node would stop at start reading OpenSSL's configuration
     env=(("OPENSSL_CONF", "/dev/null"),),
 )
+BUN = Language(
+    "the TypeScript file",
+    ("bun",),
+    "promptfoo_assert_driver.cjs",
+    NODE_DRIVER,
+)
+"""TypeScript runs under ``bun`` (node 20 has no type stripping), as AgentV's ``.ts`` user
+types and hooks run here: the same driver loads the module. A sandbox runtime without
+``bun`` refuses the program by name (``ProgramRunner``: not found on the sandbox's PATH)."""
+TYPESCRIPT = (".ts", ".mts", ".cts", ".tsx")
 _INDENT = re.compile(r"^[ \t]+(?=\S)", re.MULTILINE)
 
 
@@ -165,8 +178,9 @@ class ProgramAssertEvaluator:
         if not runs_program(config):
             return await self.inline.evaluate(config, context)
         code = config.value if isinstance(config.value, str) else ""
-        language = PYTHON if config.type == "python" else NODE
         reference = file_reference(code)
+        file_name = reference[0] if reference else ""
+        language = PYTHON if config.type == "python" else language_of(file_name)
         sources: dict[str, str] = {}
         if reference is None:  # inline Python (inline JavaScript runs in the engine)
             reference = (SOURCE_FILE, "main")
@@ -174,7 +188,7 @@ class ProgramAssertEvaluator:
         file, function = reference
         output = script_output(config, context)
         result = await run_function(config, context, language, (file, function), output, sources)
-        if language is NODE and isinstance(result, dict) and "__threw" in result:
+        if language is not PYTHON and isinstance(result, dict) and "__threw" in result:
             # promptfoo reports the test as an error, not the assert as failed (measured)
             raise ProgramError(f"{language.name} threw: {result['__threw']}")
         return scored_outcome(config, result, language.name)
@@ -182,7 +196,9 @@ class ProgramAssertEvaluator:
 
 def language_of(file: str) -> Language:
     """The language a ``file://`` program is run with, by its name."""
-    return PYTHON if file.endswith(".py") else NODE
+    if file.endswith(".py"):
+        return PYTHON
+    return BUN if file.endswith(TYPESCRIPT) else NODE
 
 
 async def run_function(
@@ -197,15 +213,35 @@ async def run_function(
 
     The file is the suite folder's, or one of ``sources``; it runs in the sandbox.
     """
-    file, function = reference
-    files = {language.driver_file: language.driver, **(sources or {})}
-    stdin: dict[str, Any] = {"function": function, "output": output}
-    stdin["context"] = script_context(config, context)
     try:
         programs, folder = placed_program(config, context)
+    except ProgramError as exc:
+        return {"__threw": str(exc)}
+    arguments = (output, script_context(config, context))
+    return await call_function(programs, folder, language, reference, arguments, sources)
+
+
+async def call_function(
+    programs: ProgramRunner,
+    folder: Path,
+    language: Language,
+    reference: tuple[str, str],
+    arguments: tuple[Any, ...],
+    sources: dict[str, str] | None = None,
+    fallback: str = "",
+) -> Any:
+    """What ``function`` of ``reference``'s file (in ``folder``) returned for ``arguments``.
+
+    A JavaScript module without ``function`` named: its default export, else ``fallback``.
+    ``{__threw: why}`` when it threw or could not run in the sandbox.
+    """
+    file, function = reference
+    files = {language.driver_file: language.driver, **(sources or {})}
+    stdin = {"function": function, "args": list(arguments), "fallback": fallback}
+    try:
         ran = await programs.run(
             [*language.argv, language.driver_file, file],
-            json.dumps(stdin, ensure_ascii=False).encode(),
+            json.dumps(stdin, ensure_ascii=False, default=str).encode(),
             folder=folder,
             files=files,
             env=dict(language.env),

@@ -7,12 +7,16 @@ grader templates rendering for their whole time limit held it 130-330 ms on a lo
 machine. In a process of its own such work costs the service only the copy of its input and
 result, both small (a file's bytes in, a count out; a template's scope in, text out).
 
-``PROCESSES`` processes, started with the service (``start``; ``spawn``: the service's
-threads are not forked) and stopped as the service shuts down (``stop``; an app built
-again in the same process, as tests do, starts new ones); each also ends on its own when
-the service is killed outright, which never stops them. One that died
-(killed for memory) is replaced at the next call. What runs there must be importable, and
-take and return picklable values.
+``PROCESSES`` processes, shared by everything in the OS process that holds them: a service
+takes a hold as it starts (``start``; ``spawn``: the service's threads are not forked) and
+lets go as it shuts down (``stop``); the processes stop when the last hold goes. A server
+process builds one app, so its shutdown stops them (under uvicorn a SIGTERM'd process ends
+right after its lifespan, with no interpreter exit to rely on). A process that builds many
+apps in turn (the test session) takes a hold of its own (``hold``) for its whole life, so
+they are started once rather than per app (0.2 s of CPU each time), and lets go at its real
+end. Each also ends on its own when the service is killed outright, which never stops them.
+One that died (killed for memory) is replaced at the next call. What runs there must be
+importable, and take and return picklable values.
 """
 
 from __future__ import annotations
@@ -23,9 +27,10 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from typing import TypeVar
 
 import anyio.to_thread
@@ -51,6 +56,8 @@ def lower_priority() -> None:
 
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
+_holds = 0
+"""Services (and ``hold`` callers) using the processes: the last to let go stops them."""
 
 
 PARENT_POLL_SECONDS = 1.0
@@ -110,25 +117,45 @@ async def run_in_process(function: Callable[..., T], *args: object) -> T:
 
 
 def start() -> None:
-    """Start the processes now (blocking: call it from a thread), not at a request's first use.
+    """Take a hold, and start the processes now if they are not running (blocking: thread).
 
-    Starting one costs the service a fork; a request that had to wait for it stalled
-    ``/healthz`` 150-280 ms on a loaded machine.
+    Now rather than at a request's first use: starting one costs the service a fork; a
+    request that had to wait for it stalled ``/healthz`` 150-280 ms on a loaded machine.
     """
+    global _holds
+    with _lock:
+        _holds += 1
     pool = _executor()
     for _ in range(PROCESSES):
         pool.submit(os.getpid)
 
 
 def stop() -> None:
-    """Stop the processes (blocking: call it from a thread), as the service shuts down.
+    """Let go of a hold; the last one stops the processes (blocking: call it from a thread).
 
-    Left to the interpreter's exit, the pool held a graceful shutdown past its time limit
-    and left its queue's semaphores to the resource tracker; the next ``start`` (an app
-    built again in the same process) starts new ones.
+    A service lets go as it shuts down. Left to the interpreter's exit, the pool held a
+    graceful shutdown past its time limit and left its queue's semaphores to the resource
+    tracker (uvicorn ends a SIGTERM'd process by the signal, right after the lifespan).
     """
-    global _pool
+    global _pool, _holds
     with _lock:
+        _holds = max(_holds - 1, 0)
+        if _holds:
+            return
         pool, _pool = _pool, None
     if pool is not None:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextmanager
+def hold() -> Iterator[None]:
+    """Keep the processes for a block in which services start and stop several times.
+
+    For a process that builds app after app (the tests): each app's start then finds them
+    running, and its shutdown leaves them; they stop as the block ends.
+    """
+    start()
+    try:
+        yield
+    finally:
+        stop()

@@ -25,6 +25,14 @@ class Findings:
         self.warnings: list[str] = []
         self._seen: set[tuple[str, str]] = set()
 
+    def snapshot(self) -> Findings:
+        """A copy of what was found so far (to read a document again from this point)."""
+        copy = Findings(self.positions)
+        copy.errors = list(self.errors)
+        copy.warnings = list(self.warnings)
+        copy._seen = set(self._seen)
+        return copy
+
     def error(self, path: DocumentPath, message: str) -> None:
         """Record an error at ``path`` (with its line and column when known)."""
         position = self.positions.locate(path) if self.positions else None

@@ -16,7 +16,7 @@ a worker thread.
 from __future__ import annotations
 
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -26,6 +26,7 @@ from app.errors import FieldError, FileRefused, InvalidRequest
 from app.settings import Settings
 from app.suites.files.listing import Listing
 from app.suites.files.paths import decode_text, normalise_path, refuse_escape, split_reference
+from app.suites.files.pdf_text import pdf_text
 
 
 @dataclass(frozen=True)
@@ -169,8 +170,11 @@ class FileSource:
             raise InvalidRequest(detail, errors=errors)
         return loaded
 
-    async def collect(self, paths: Sequence[str]) -> LoadedFiles:
-        """Resolve ``paths``, reporting refusals in the result instead of raising."""
+    async def collect(self, paths: Sequence[str], pdfs: Collection[str] = ()) -> LoadedFiles:
+        """Resolve ``paths``, reporting refusals in the result instead of raising.
+
+        ``pdfs``: those of ``paths`` read as PDF files, each as its text (``pdf_text``).
+        """
         result = LoadedFiles()
         on_disk: list[str] = []
         for path in dict.fromkeys(paths):
@@ -185,7 +189,7 @@ class FileSource:
             else:
                 result.files[path] = text
         if on_disk:
-            await anyio.to_thread.run_sync(self._read_all, on_disk, result)
+            await anyio.to_thread.run_sync(self._read_all, on_disk, result, frozenset(pdfs))
         return result
 
     def _inline_key(self, path: str) -> str | None:
@@ -225,10 +229,10 @@ class FileSource:
             f"suite {path!r}: {message}", errors=[FieldError(path="suite", message=message)]
         )
 
-    def _read_all(self, paths: list[str], result: LoadedFiles) -> None:
+    def _read_all(self, paths: list[str], result: LoadedFiles, pdfs: frozenset[str]) -> None:
         for path in paths:
             try:
-                text = self._read_one(path)
+                text = self._read_one(path, pdf=path in pdfs)
             except FileRefused as exc:
                 result.refused[path] = str(exc)
             else:
@@ -237,7 +241,7 @@ class FileSource:
                 else:
                     result.files[path] = text
 
-    def _read_one(self, path: str) -> str | None:
+    def _read_one(self, path: str, *, pdf: bool = False) -> str | None:
         parts, from_root = split_reference(path)
         if self._suite_folder is None or from_root:
             refuse_escape(parts)
@@ -250,7 +254,7 @@ class FileSource:
                 refusals.append(exc)
                 continue
             if found is not None:
-                return self._accept(self._read_capped(found, self._max_file_bytes))
+                return self._accept(self._read_capped(found, self._max_file_bytes), pdf=pdf)
         if bases and len(refusals) == len(bases):
             raise refusals[0]
         return None
@@ -301,8 +305,8 @@ class FileSource:
             raise FileRefused(f"the file is larger than the limit of {limit} bytes")
         return data
 
-    def _accept(self, data: bytes) -> str:
-        """Check one file's size against both caps and decode it."""
+    def _accept(self, data: bytes, *, pdf: bool = False) -> str:
+        """Check one file's size against both caps and decode it (a PDF: its text)."""
         if len(data) > self._max_file_bytes:
             raise FileRefused(f"the file is larger than the limit of {self._max_file_bytes} bytes")
         if self._budget.used + len(data) > self._budget.limit:
@@ -310,6 +314,6 @@ class FileSource:
                 f"the referenced files together exceed the per-request limit of "
                 f"{self._budget.limit} bytes"
             )
-        text = decode_text(data)
+        text = pdf_text(data) if pdf else decode_text(data)
         self._budget.used += len(data)
         return text

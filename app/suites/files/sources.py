@@ -21,6 +21,7 @@ from app.suites.documents.findings import Findings, describe
 from app.suites.documents.parsing import parse_yaml
 from app.suites.files.case_files import CaseFileError, parse_case_file
 from app.suites.files.listing import CASE_FOLDER_FILES, is_pattern
+from app.suites.files.pdf_text import is_pdf
 from app.suites.files.resolve import FileSource
 from app.suites.workspaces.workspace import workspace_reference
 
@@ -87,6 +88,10 @@ def case_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
     return found
 
 
+PROMPT_PROGRAMS = (".py", ".js", ".cjs", ".mjs", ".ts", ".mts", ".cts", ".tsx")
+"""A prompt file of one of these kinds is a program promptfoo runs, not a text."""
+
+
 def text_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
     """Files read as text: prompts and ``defaultTest`` files, a workspace file."""
     found: dict[DocumentPath, str] = {}
@@ -109,6 +114,9 @@ def text_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:
     found.update(prompt_md_references(document))
     found.update(tool_file_references(document))
     found.update(rubric_prompt_references(document))
+    for where in [where for where, path in found.items() if where[0] == "prompts"]:
+        if found[where].split(":", 1)[0].lower().endswith(PROMPT_PROGRAMS):
+            del found[where]  # a prompt made by a program runs (prompts_vars.program_vars)
     return found
 
 
@@ -134,11 +142,12 @@ def rubric_prompt_references(document: Mapping[str, Any]) -> dict[DocumentPath, 
 
 VAR_FILE_REFUSED = (
     *(".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".sh", ".rb"),
-    *(".pdf", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".mp3", ".wav", ".mp4"),
+    *(".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".mp3", ".wav", ".mp4"),
     *(".docx", ".xlsx", ".pptx", ".zip"),
 )
 """Files a ``file://`` variable is not read from: programs (promptfoo runs them to make the
-value) and binary files (which it sends encoded); every other file is read as text."""
+value) and binary files (which it sends encoded); every other file is read as text, a PDF
+as its text (``pdf_text``)."""
 
 
 def var_file_references(
@@ -221,7 +230,9 @@ async def load_sources(
     var_files = var_file_references(document, sources.cases)
     references = {**text_references(document), **var_files}
     texts = await _expand_globs(references, file_source, sources, findings)
-    loaded = await file_source.collect(list(texts.values()))
+    texts.update(await _bare_prompt_globs(document, file_source, sources))
+    pdfs = [path for where, path in texts.items() if is_pdf(path) and "vars" in where]
+    loaded = await file_source.collect(list(texts.values()), pdfs)
     for where, path in texts.items():
         if path in loaded.files:
             sources.texts[path] = loaded.files[path]
@@ -240,6 +251,34 @@ async def load_sources(
         if PROMPT_MD in sibling.files:
             sources.sibling_prompt = sibling.files[PROMPT_MD]
     return sources
+
+
+async def _bare_prompt_globs(
+    document: Mapping[str, Any], file_source: FileSource, sources: Sources
+) -> dict[DocumentPath, str]:
+    """Prompts written as a glob without ``file://`` (``'*.txt'``, or such an ``id``).
+
+    One that matches files is those files, as promptfoo reads it (measured); one matching
+    none is a text.
+    """
+    prompts = document.get("prompts")
+    found: dict[DocumentPath, str] = {}
+    for index, item in enumerate(prompts if isinstance(prompts, list) else []):
+        if isinstance(item, dict) and not {"raw", "prompt", "content", "file"} & set(item):
+            item = item.get("id")
+        if not isinstance(item, str) or item.strip().startswith(FILE_PREFIX):
+            continue
+        pattern = item.strip()
+        if "\n" in pattern or not is_pattern(pattern):
+            continue
+        try:
+            files = await file_source.expand(pattern)
+        except FileRefused:
+            continue
+        if files:
+            sources.globs[pattern] = files
+            found.update({("prompts", index, number): f for number, f in enumerate(files)})
+    return found
 
 
 async def _expand_globs(

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.evaluators.catalog import COMMON_KEYS, KNOWN_OPTION_KEYS, GraderType, find_type
-from app.evaluators.code.program_asserts import file_reference
+from app.evaluators.code.program_asserts import TYPESCRIPT, file_reference
 from app.evaluators.config import EvaluatorConfig, RubricItem
 from app.evaluators.judges.max_score import options_problem
 from app.evaluators.judges.model_graded import KINDS as MODEL_GRADED
@@ -37,7 +37,7 @@ from app.suites.graders.kinds import (
 from app.suites.graders.user_types import as_program
 
 _RUNNABLE = ", ".join(EVALUATOR_TYPES)
-TYPESCRIPT = (".ts", ".mts", ".cts", ".tsx")
+SCRIPT_FILES = (".js", ".cjs", ".mjs", ".py")
 
 
 def read_grader_list(
@@ -323,11 +323,11 @@ def read_transform(raw: Any, path: DocumentPath, findings: Findings) -> tuple[st
         findings.error(path, f"must be JavaScript code or a file://, not {describe(raw)}")
         return ()
     reference = file_reference(raw)
-    if reference is not None and not reference[0].endswith((".js", ".cjs", ".mjs", ".py")):
+    if reference is not None and not reference[0].endswith((*SCRIPT_FILES, *TYPESCRIPT)):
         findings.error(
             path,
             f"{raw.strip()!r} is not supported: a transform file is JavaScript (.js, .cjs, "
-            ".mjs) or Python (.py)",
+            ".mjs), TypeScript (.ts, .mts, .cts, .tsx: run under bun) or Python (.py)",
         )
         return ()
     return (raw,)
@@ -363,20 +363,12 @@ def _script(
     """Code or a ``file://`` (its test's variables kept for ``context.vars``).
 
     Files, and inline Python, run in the sandbox (placed like code graders); TypeScript files
-    are refused.
+    under ``bun``.
     """
     value = raw.get("value")
     if not isinstance(value, str) or not value.strip():
         context.findings.error(
             (*path, "value"), f"is required: {language.capitalize()} code, not {describe(value)}"
-        )
-        return {}
-    reference = file_reference(value)
-    if reference is not None and reference[0].endswith(TYPESCRIPT):
-        context.findings.error(
-            (*path, "value"),
-            f"a TypeScript file ({value.strip()}) is not supported: the sandbox's node runs "
-            "JavaScript files (.js, .cjs, .mjs); compile it to JavaScript first",
         )
         return {}
     return {"test_vars": context.render.variables or {}}
@@ -421,8 +413,8 @@ def _common_fields(
     if not isinstance(name, str | int) or not str(name).strip():
         findings.error((*path, "name"), f"must be a non-empty string, not {describe(name)}")
     fields: dict[str, Any] = {"name": str(name)}
-    if isinstance(raw.get("metric"), str) and raw["metric"].strip():
-        fields["metric"] = raw["metric"].strip()
+    if isinstance(raw.get("metric"), str | int) and str(raw["metric"]).strip():
+        fields["metric"] = str(raw["metric"]).strip()  # promptfoo's named score
     for key in ("weight", "min_score", "threshold"):
         if key in raw:
             fields[key] = raw[key]

@@ -64,7 +64,11 @@ def place_code_graders(
     for case in suite.cases:
         where = origins[case.id].path if case.id in origins else ()
         place = partial(_place, policy=policy, findings=findings, where=where, reported=reported)
-        cases.append(case.with_graders(place))
+        placed = case.with_graders(place)
+        if case.scoring_function is not None:  # promptfoo's assertScoringFunction
+            function = place(case.scoring_function)
+            placed = placed.model_copy(update={"scoring_function": function})
+        cases.append(placed)
     return suite.model_copy(update={"cases": tuple(cases)})
 
 

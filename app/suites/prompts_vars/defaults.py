@@ -24,13 +24,17 @@ from app.suites.files.sources import Sources, strip_file_prefix
 from app.suites.graders.lists import provider_name, read_transform
 from app.suites.prompts_vars.embedding import options_embedding
 from app.suites.prompts_vars.rubric_prompt import grader_family, read_rubric_prompt
+from app.suites.prompts_vars.scoring import KEY as SCORING
+from app.suites.prompts_vars.scoring import read_scoring_function
 from app.suites.prompts_vars.test_providers import ProviderName
 from app.suites.prompts_vars.variables import VarFiles, loaded_variables, read_transform_vars
 from app.suites.reading import refuse
 from app.suites.tool_use import ToolUse
 
 DEFAULT_TEST_KEYS = ("defaultTest", "default_test")
-DEFAULT_TEST_READ = frozenset({"vars", "assert", "threshold", "metadata", "options"})
+DEFAULT_TEST_READ = frozenset(
+    {"vars", "assert", "threshold", "metadata", "options", "assertScoringFunction"}
+)
 OPTIONS_REFUSED = {
     "storeOutputAs": "storing an output for later tests is not supported yet",
 }
@@ -77,6 +81,8 @@ class DefaultTest:
     """The suite's providers, which a test's own ``providers`` names."""
     suite_graders: Any = None
     """AgentV's top-level ``assert``: every test's, unless it skips defaults."""
+    scoring: str | None = None
+    """``assertScoringFunction``: the program making each test's result (a test's own wins)."""
 
 
 def default_test(document: Mapping[str, Any], sources: Sources, findings: Findings) -> DefaultTest:
@@ -131,6 +137,11 @@ def default_test(document: Mapping[str, Any], sources: Sources, findings: Findin
             raw.get("options"), (key, "options"), findings, sources.texts
         ),
         transform_vars=read_transform_vars(raw.get("options"), (key, "options"), findings),
+        scoring=(
+            read_scoring_function(raw[SCORING], (key, SCORING), findings)
+            if SCORING in raw
+            else None
+        ),
     )
 
 

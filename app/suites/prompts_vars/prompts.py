@@ -27,7 +27,12 @@ from app.formatting.messages import Message
 from app.suites.case_fields import read_messages, user_message
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe
-from app.suites.files.sources import Sources, strip_file_prefix
+from app.suites.files.sources import PROMPT_PROGRAMS, Sources, strip_file_prefix
+from app.suites.prompts_vars.program_vars import (
+    program_prompt,
+    program_values,
+    programs_allowed,
+)
 from app.suites.reading import CaseOrigin, Renderer, refuse
 from app.suites.templates import (
     TemplateProblem,
@@ -56,6 +61,8 @@ class Prompt:
     """What a test's ``prompts`` may call it: its id and label (besides ``id``)."""
     chat_template: bool = False
     """``text`` is a JSON chat file with templates: rendered whole, then parsed."""
+    program: str | None = None
+    """``file://x.py:fn`` / ``x.js``: a program makes the prompt (``program_vars``)."""
 
     def called(self, name: str) -> bool:
         """Whether a test's ``prompts`` entry names this prompt."""
@@ -84,6 +91,12 @@ def _prompt(
 ) -> list[Prompt]:
     default_id = f"prompt-{index + 1}"
     if isinstance(item, str) and not item.strip().startswith("file://"):
+        if item.strip() in sources.globs:  # a bare glob matching files: those files
+            pattern = item.strip()
+            files = sources.globs[pattern]
+            return [
+                p for f in files for p in _prompt_file(f, f"{pattern}:{f}", path, sources, findings)
+            ]
         return [Prompt(default_id, item, None, path)]
     if isinstance(item, str) and strip_file_prefix(item) in sources.globs:
         files = sources.globs[strip_file_prefix(item)]
@@ -104,6 +117,17 @@ def _mapping(
     item: dict[str, Any], path: DocumentPath, default_id: str, sources: Sources, findings: Findings
 ) -> list[Prompt]:
     declared = item.get("id")
+    own = any(key in item for key in ("raw", "prompt", "content", "file"))
+    if isinstance(declared, str) and not own and not declared.strip().startswith("file://"):
+        # promptfoo reads such an id as the prompt: a glob's files, else the text itself
+        files = sources.globs.get(declared.strip())
+        label = str(item.get("label") or default_id)
+        if files:
+            where = (*path, "id")
+            return [
+                p for f in files for p in _prompt_file(f, f"{label}:{f}", where, sources, findings)
+            ]
+        return [Prompt(label, declared, None, path)]
     if isinstance(declared, str) and declared.strip().startswith("file://"):
         # promptfoo's {id: file://prompt.txt, label: name}: the id is the prompt's file
         label = str(item.get("label") or default_id)
@@ -142,12 +166,15 @@ def split_prompts(text: str) -> list[str]:
 def _prompt_file(
     path: str, prompt_id: str, where: DocumentPath, sources: Sources, findings: Findings
 ) -> list[Prompt]:
+    if path.split(":", 1)[0].lower().endswith(PROMPT_PROGRAMS):
+        if not programs_allowed():
+            why = "it runs only with code graders enabled, for a suite file under a workspace root"
+            refuse(findings, where, "a prompt made by a program", why)
+            return []
+        return [Prompt(prompt_id, None, None, where, program=f"file://{path}")]
     text = sources.texts.get(path)
     if text is None:
         return []  # reported when the file was read
-    if path.endswith((".js", ".mjs", ".cjs", ".py", ".ts")):
-        refuse(findings, where, "a prompt made by a program", "suites may not run programs")
-        return []
     if path.endswith(".json"):
         try:
             messages = json.loads(text)
@@ -197,7 +224,14 @@ def prompt_messages(
     origin: CaseOrigin,
     findings: Findings,
 ) -> tuple[Message, ...] | InputError | None:
-    """The input messages one prompt gives for a test's variables (None: an error)."""
+    """The input messages one prompt gives for a test's variables (None: an error).
+
+    Variables made by programs get their output for this prompt first (``program_vars``).
+    """
+    if prompt.program is not None:  # promptfoo's prompt function: its text or messages
+        return _program_messages(prompt, prompt.program, variables, path, origin, findings)
+    written = prompt.text if prompt.text is not None else json.dumps(prompt.messages)
+    variables = program_values(written, variables, (*path, prompt.id))
     renderer = Renderer(variables, findings, "empty")
     if CONVERSATION not in variables and _CONVERSATION.search(prompt.text or ""):
         findings.error(
@@ -232,6 +266,22 @@ def prompt_messages(
     except TemplateProblem as exc:
         findings.error((*path, "vars"), f"prompt {prompt.id!r}: {exc}")
     return None
+
+
+def _program_messages(
+    prompt: Prompt,
+    program: str,
+    variables: Mapping[str, Any],
+    path: DocumentPath,
+    origin: CaseOrigin,
+    findings: Findings,
+) -> tuple[Message, ...] | None:
+    """The messages a prompt program made: its chat messages, or its text as one turn."""
+    made = program_prompt(program, variables, (*path, prompt.id))
+    if isinstance(made, list):
+        renderer = Renderer(variables, findings, "empty")
+        return read_messages(made, prompt.path, findings, origin.files, renderer)
+    return (user_message(made if isinstance(made, str) else ""),)
 
 
 def _chat(

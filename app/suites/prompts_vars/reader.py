@@ -49,6 +49,7 @@ from app.suites.prompts_vars.defaults import (
 from app.suites.prompts_vars.derived import read_derived
 from app.suites.prompts_vars.embedding import embedded_by, options_embedding
 from app.suites.prompts_vars.env import suite_env
+from app.suites.prompts_vars.program_vars import set_provider, test_failure
 from app.suites.prompts_vars.prompts import (
     InputError,
     Prompt,
@@ -61,6 +62,8 @@ from app.suites.prompts_vars.providers import read_providers
 from app.suites.prompts_vars.references import dereferenced
 from app.suites.prompts_vars.rubric_prompt import prompted_by, read_rubric_prompt
 from app.suites.prompts_vars.scenarios import scenario_tests
+from app.suites.prompts_vars.scoring import KEY as SCORING_KEY
+from app.suites.prompts_vars.scoring import read_scoring_function, scoring_grader
 from app.suites.prompts_vars.test_providers import providers_named, suite_providers
 from app.suites.prompts_vars.variables import (
     VarFiles,
@@ -107,7 +110,7 @@ SUITE_REFUSED = {
 }
 TEST_KEYS = frozenset(
     {"id", "description", "vars", "assert", "threshold", "metadata", "criteria", "options"}
-    | {"prompts", "providerOutput", "providers"}
+    | {"prompts", "providerOutput", "providers", SCORING_KEY}
     | {"input", "expected_output", "conversation_id", "note", "tags", "execution"}
     | TOOL_USE_KEYS
     | frozenset(CONVERSATION_KEYS)
@@ -115,7 +118,6 @@ TEST_KEYS = frozenset(
 TEST_REFUSED = {
     "provider": "a per-test provider is not supported: set the target on the suite",
     "repeat": "repeated trials are not supported yet",
-    "assertScoringFunction": "custom scoring functions run programs: not supported yet",
     "assertions": "AgentV's case graders are not read in this layout: use assert",
     "evaluators": "AgentV's case graders are not read in this layout: use assert",
     "input_files": "AgentV's input_files are not read in this layout",
@@ -144,6 +146,7 @@ def read_prompts_vars(
     targets, defaults.tool_use, target_tools, target_prompts = read_providers(
         document, findings, sources.texts, prompts
     )
+    set_provider(targets[0] if targets else "")  # what prompt programs are told
     defaults.suite_graders = document.get("assert")
     cases: list[EvalCase] = []
     origins: dict[str, CaseOrigin] = {}
@@ -285,6 +288,11 @@ def _read_test(
         conversation = read_conversation(
             raw, path, origin, renderer, findings, templates=True, has_criteria=bool(outcome)
         )
+    scoring = (
+        read_scoring_function(raw[SCORING_KEY], (*path, SCORING_KEY), findings)
+        if SCORING_KEY in raw
+        else defaults.scoring
+    )
     threshold = raw.get("threshold", defaults.threshold)
     thresholds = promptfoo_thresholds(threshold, (*path, "threshold"), findings)
     conversation_id = text_field(raw, ("conversation_id",), path, findings)
@@ -299,13 +307,13 @@ def _read_test(
     )
     made = list(_inputs(raw, path, chosen, variables, origin, findings))
     inputs = [(pid, () if isinstance(m, InputError) else m) for pid, m in made]
-    input_errors = tuple((pid, m.message) for pid, m in made if isinstance(m, InputError))
     own_tools = read_tool_use(raw, path, findings, defaults.texts)
     tool_use = own_tools.merged_over(defaults.tool_use) if own_tools else defaults.tool_use
     if len(findings.errors) > before or test_id is None:
         return
     metadata = {**defaults.metadata, **own_metadata}
     missing = missing_var_files(variables, defaults.missing_vars)
+    failures = _failures(made, path, variables)
     if inputs:
         yield (
             EvalCase(
@@ -315,8 +323,6 @@ def _read_test(
                 note=note,
                 input_messages=inputs[0][1],
                 prompt_inputs=tuple(inputs) if len(prompts) > 1 else (),
-                input_error=input_errors[0][1] if input_errors and len(prompts) <= 1 else None,
-                prompt_errors=input_errors if len(prompts) > 1 else (),
                 expected_messages=expected,
                 reference_answer=reference_answer(expected, {}),
                 evaluators=graders or (),
@@ -328,9 +334,28 @@ def _read_test(
                 given_output=given_output,
                 missing_files=missing,
                 only_targets=own_targets,
+                scoring_function=scoring_grader(scoring),
+                error=failures.get(inputs[0][0]),
+                prompt_errors=tuple(failures.items()) if len(prompts) > 1 else (),
             ),
             origin,
         )
+
+
+def _failures(
+    made: list[tuple[str, tuple[Message, ...] | InputError]],
+    path: DocumentPath,
+    variables: Mapping[str, Any],
+) -> dict[str, str]:
+    """Why each prompt's arm of a test cannot run, by prompt id.
+
+    Its input could not be made, or a program making one of its variables failed.
+    """
+    failures = {pid: made_.message for pid, made_ in made if isinstance(made_, InputError)}
+    for prompt_id, _ in made:
+        if (failure := test_failure((*path, prompt_id), variables)) is not None:
+            failures.setdefault(prompt_id, failure)
+    return failures
 
 
 def promptfoo_thresholds(raw: Any, path: DocumentPath, findings: Findings) -> Thresholds | None:

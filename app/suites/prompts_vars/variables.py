@@ -3,8 +3,9 @@
 A variable ``file://x.txt`` (``.md``, ``.json``, ``.csv``...) is that file's text without its
 final line break, ``.yaml``/``.yml`` its value (YAML 1.2 core): measured on promptfoo 0.123.1,
 which keeps a JSON file as text (``{{ data.name }}`` is empty there) and reads YAML. The
-files are read with the suite's other files (``files.sources.var_file_references``). A program
-(``file://x.py``, ``.js``) or a binary file is refused by name; a glob is the list of the
+files are read with the suite's other files (``files.sources.var_file_references``); a PDF is
+its text, as promptfoo extracts it (``files.pdf_text``). A program
+(``file://x.py``, ``.js``) or another binary file is refused by name; a glob is the list of the
 files it matches (so one test per file). A test whose
 variables (its own over ``defaultTest``'s) hold lists of plain values becomes one test per
 combination, the first list varying slowest, as promptfoo expands them (a list of mappings,
@@ -26,6 +27,7 @@ from app.suites.documents.findings import Findings
 from app.suites.documents.parsing import parse_core_yaml
 from app.suites.files.listing import is_pattern
 from app.suites.files.sources import FILE_PREFIX, VAR_FILE_REFUSED, strip_file_prefix
+from app.suites.prompts_vars.program_vars import program_file, programs_allowed
 
 MAX_EXPANDED = 1000
 """Most tests one test's list variables may expand into."""
@@ -56,11 +58,15 @@ def _loaded(value: Any, path: DocumentPath, files: VarFiles, findings: Findings)
     if is_pattern(file):  # each file it matches (one test per file), as promptfoo reads it
         matched = files.globs.get(file, [])
         return [_loaded(f"{FILE_PREFIX}{name}", path, files, findings) for name in matched] or value
+    if program_file(value) is not None and programs_allowed():  # run per prompt: program_vars
+        return value
     if file.lower().endswith(VAR_FILE_REFUSED):
         findings.error(
             path,
             f"{value.strip()!r} is not supported: a variable's file is read as text; a program "
-            "(promptfoo runs it to make the value) or a binary file (PDF, image, audio) is not",
+            "(promptfoo runs it to make the value) runs only with code graders enabled, for a "
+            "suite file under a workspace root, and a binary file (image, audio) is not read; "
+            "a PDF is read as its text",
         )
         return value
     text = files.texts.get(file)

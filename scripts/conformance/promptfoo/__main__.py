@@ -24,6 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from scripts.conformance.agentv.install import TOOLS_VARIABLE, ensure_tools
 from scripts.conformance.promptfoo import ours, peer
 from scripts.conformance.promptfoo.compare import Difference, Tally, deliberate_keys
 from scripts.conformance.promptfoo.fake import harness_fake
@@ -36,6 +37,7 @@ EXAMPLES = Path("/work/shared/reference/promptfoo-examples")
 FAST = (
     *("contains", "equals", "regex", "json", "pass_rule", "no_asserts", "python"),
     *("similar", "tools_call", "select_best", "transform", "is_sql", "provider_output"),
+    *("scoring_function",),
 )
 """The configs CI runs (about a minute with promptfoo's start-up)."""
 _ISOLATED = "--in-namespace"
@@ -57,8 +59,18 @@ def isolate(argv: list[str]) -> int | None:
     unshare = shutil.which("unshare")
     if unshare is None or os.geteuid() != 0:
         raise SystemExit("needs root and unshare for a loopback-only network (or --no-isolate)")
-    module = [sys.executable, "-m", "scripts.conformance.promptfoo"]
-    return subprocess.run([unshare, "--net", *module, *argv, _ISOLATED], check=False).returncode
+    module = [sys.executable, "-m", "scripts.conformance.promptfoo", *argv, _ISOLATED]
+    tools = ensure_tools()
+    if tools is None:
+        return subprocess.run([unshare, "--net", *module], check=False).returncode
+    # bun (TypeScript asserts, transforms, scoring functions) laid over /usr/local/bin in a
+    # mount namespace of this run's own, where the service's sandbox finds it on its PATH
+    # (as the AgentV harness does); where the overlay cannot be mounted, TypeScript files are
+    # refused by name here and the harness reports the difference.
+    overlay = f"mount -t overlay overlay -o lowerdir={tools}:/usr/local/bin /usr/local/bin"
+    script = f'{{ if {overlay}; then export {TOOLS_VARIABLE}="{tools.parent}"; fi; }}; exec "$@"'
+    command = [unshare, "--net", "-m", "--propagation", "private", "sh", "-c", script, "sh"]
+    return subprocess.run([*command, *module], check=False).returncode
 
 
 def corpus(names: list[str], fast: bool) -> list[Path]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -14,6 +15,7 @@ from typing import Any
 import httpx
 import yaml
 
+from scripts.conformance.agentv.install import TOOLS_VARIABLE
 from scripts.conformance.promptfoo.outcomes import AssertOutcome, ConfigOutcome, TestOutcome
 from testkit.server import running_service, wait_until_healthy
 
@@ -91,6 +93,8 @@ def service_env(
         "EVAL_CODE_GRADERS": "true",
         "EVAL_HOSTED_TOOLS": "true",
         "EVAL_RETRY_MAX_ATTEMPTS": "1",
+        # bun, where the harness laid it over /usr/local/bin: the sandbox must see its files
+        **({"EVAL_SANDBOX_RUNTIME": tools} if (tools := os.environ.get(TOOLS_VARIABLE)) else {}),
     }
 
 

@@ -36,6 +36,7 @@ def peer_env(fake_url: str, home: Path) -> dict[str, str]:
         "PROMPTFOO_CONFIG_DIR": str(home / ".promptfoo"),
         "OPENAI_BASE_URL": f"{fake_url}/v1",
         "OPENAI_API_KEY": "fake-key",
+        "PROMPTFOO_PYTHON": "python3",  # its prompt functions spawn `python`, absent here
         **QUIET_ENV,
     }
 
