@@ -203,12 +203,34 @@ def _prompt_program(
     return fields
 
 
+PROMPTFOO_SCORE_BANDS = {
+    "0": "the answer does not meet it at all",
+    "1": "the answer meets a small part of it",
+    "4": "the answer meets about half of it",
+    "7": "the answer meets most of it",
+    "10": "the answer meets it fully",
+}
+"""How a promptfoo ``llm-rubric`` with a ``threshold`` is scored: promptfoo's judge gives a
+score from 0 to 1 that the threshold judges (not only met / unmet), so the criterion is a
+scored one, its points / 10 the score."""
+
+
+def _scored(item: RubricItem) -> RubricItem:
+    """A promptfoo rubric criterion the judge scores (``PROMPTFOO_SCORE_BANDS``)."""
+    if item.scored:
+        return item
+    bands = {"required": False, "score_ranges": PROMPTFOO_SCORE_BANDS}
+    return RubricItem.model_validate({**item.model_dump(), **bands})
+
+
 def _judge(raw: Mapping[str, Any], path: DocumentPath, context: GraderContext) -> dict[str, Any]:
     fields = judge_prompt(raw.get("prompt"), (*path, "prompt"), context)
     source = next((key for key in ("rubrics", "criteria", "value") if key in raw), None)
     if source is not None:
         render = context.render
         fields["rubrics"] = read_rubrics(raw[source], (*path, source), context.findings, render)
+        if context.promptfoo and raw.get("threshold") is not None:
+            fields["rubrics"] = tuple(map(_scored, fields["rubrics"]))
     target = raw.get("target")
     if target is not None and not isinstance(target, str):
         context.findings.error((*path, "target"), "must be the name of a judge target")
