@@ -249,3 +249,43 @@ async def test_a_shell_setup_writes_into_the_workdir_its_variable_names(
         response = await client.post("/evaluate", json={"suite": "evals/suite.yaml"})
     answers = [record["candidate_answer"] for record in response.json()["results"]]
     assert answers == ["ready fixture", "ready fixture"], response.json()["results"]
+
+
+CATCH_ALL = """\
+import json
+from pathlib import Path
+def extension_hook(hook_name, context):
+    with open(Path(context["workspace_path"]) / "ready.txt", "a") as ready:
+        ready.write(f"{hook_name} {context['eval_case_id']}\\n")
+"""
+
+
+async def test_a_python_function_of_any_name_is_called_at_each_point_with_its_name(
+    tmp_path: Path, make_client: ClientFactory
+) -> None:
+    """promptfoo's ``file://hooks.py:extension_hook``: one function, every hook point."""
+    write_project(tmp_path, "file://hooks.py:extension_hook")
+    (tmp_path / "evals" / "hooks.py").write_text(CATCH_ALL)
+    suite = yaml.safe_load((tmp_path / "evals" / "suite.yaml").read_text())
+    for test in suite["tests"]:
+        test["assert"] = [{"type": "contains", "value": f"beforeEach {test['id']}"}]
+    (tmp_path / "evals" / "suite.yaml").write_text(yaml.safe_dump(suite))
+    async with make_client(settings(tmp_path)) as client:
+        response = await client.post("/evaluate", json={"suite": "evals/suite.yaml"})
+    assert response.status_code == 200, response.text
+    records = sorted(response.json()["results"], key=lambda record: record["eval_id"])
+    answers = [record["candidate_answer"] for record in records]
+    assert answers == [
+        "setup | beforeAll first | beforeEach first",
+        "setup | beforeAll second | beforeEach second",
+    ], [record["error"] for record in records]
+
+
+async def test_a_catch_all_extension_module_that_is_not_there_is_said_once(
+    tmp_path: Path, make_client: ClientFactory
+) -> None:
+    write_project(tmp_path, "file://hooks.py:extension_hook")
+    async with make_client(settings(tmp_path)) as client:
+        response = await client.post("/validate", json={"suite": "evals/suite.yaml"})
+    errors = [error["message"] for error in response.json().get("errors", [])]
+    assert errors == ["its module 'hooks.py' does not exist"], errors

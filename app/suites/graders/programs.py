@@ -278,10 +278,12 @@ def _placed_extensions(
 ) -> tuple[tuple[str, WorkspaceHook], ...]:
     """AgentV's extensions placed as hooks are; a module that is not there is an error."""
     extensions: list[tuple[str, WorkspaceHook]] = []
+    reported: set[str] = set()  # a catch-all extension is a hook at every point: say it once
     for index, (name, hook) in enumerate(workspace.extensions):
         extension = _placed_hook(suite_folder, findings, hook, ("extensions", index))
         missing = _missing_script(hook.command, Path(extension.cwd)) if extension.cwd else None
-        if missing is not None:  # found here, as a missing prompt program is
+        if missing is not None and missing not in reported:  # as a missing prompt program is
+            reported.add(missing)
             findings.error(("extensions", index), f"its module {missing!r} does not exist")
         extensions.append((name, extension))
     return tuple(extensions)

@@ -17,8 +17,11 @@ from, its script missing) is an error of each case, at run time. ``type: docker`
 exported function, called with ``{workspace_path, eval_dir, eval_case_id}`` at that point of
 the case's workspace, after the ``environment`` hooks. It runs in the sandbox with ``node``
 through a driver of ours, like every hook (a TypeScript module under ``bun``, as AgentV runs
-it). ``agentv:agent-rules`` is read by ``agent_rules.py``. Refused by name: AgentV's other
-built-in extensions (``agentv:...``) and ``afterAll`` (cases never share a workspace here).
+it; a Python module, promptfoo's ``file://hooks.py:fn``, under ``python3``). A function with
+any other name is promptfoo's catch-all extension: called at each of those points with
+``(point name, context)``. ``agentv:agent-rules`` is read by ``agent_rules.py``. Refused by
+name: AgentV's other built-in extensions (``agentv:...``) and ``afterAll`` (cases never share
+a workspace here).
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ NODE_ENV = (("OPENSSL_CONF", "/dev/null"),)
 EXTENSION_DRIVER = """\
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
-const [file, name] = process.argv.slice(1);
+const [file, name, point] = process.argv.slice(1);
 let text = "";
 for await (const chunk of process.stdin) text += chunk;
 const context = JSON.parse(text || "{}");
@@ -58,9 +61,24 @@ if (typeof hook !== "function") {
   console.error(`${file} exports no function ${name}`);
   process.exit(2);
 }
-await hook(context);
+await (point ? hook(point, context) : hook(context));
 """
-"""Calls the named export of the module with the hook's context (its stdin)."""
+"""Calls the named export of the module with the hook's context (its stdin); a catch-all
+extension with the point's name first."""
+PYTHON_EXTENSION_DRIVER = """\
+import importlib.util, json, os, sys
+file, name, *point = sys.argv[1:]
+context = json.loads(sys.stdin.read() or "{}")
+sys.path.insert(0, os.path.dirname(os.path.abspath(file)))
+spec = importlib.util.spec_from_file_location("extension", file)
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+hook = getattr(module, name, None)
+if not callable(hook):
+    sys.exit(f"{file} defines no function {name}")
+hook(*point, context)
+"""
+"""Calls the named function of a Python module as the JavaScript driver does."""
 
 
 def environment_reference(document: Mapping[str, Any]) -> str | None:
@@ -174,21 +192,20 @@ def read_extensions(
     for index, item in enumerate(value):
         if isinstance(item, dict) and is_agent_rules(item):
             continue  # read by app/suites/workspaces/agent_rules.py
-        extension = _extension(item, folder, (*where, index), findings)
-        if extension is not None:
-            found.append(extension)
+        found.extend(_extension(item, folder, (*where, index), findings))
     return tuple(found)
 
 
 def _extension(
     item: Any, folder: str, where: DocumentPath, findings: Findings
-) -> tuple[str, WorkspaceHook] | None:
+) -> list[tuple[str, WorkspaceHook]]:
+    """The extension's hooks: one at its point, or a catch-all's at every point."""
     if not isinstance(item, str) or not item.strip():
         findings.error(where, f"must be 'file://MODULE:function', not {describe(item)}")
-        return None
+        return []
     text = item.strip()
     if is_agent_rules(text):
-        return None  # read by app/suites/workspaces/agent_rules.py
+        return []  # read by app/suites/workspaces/agent_rules.py
     if text.startswith("agentv:"):
         refuse(
             findings,
@@ -196,25 +213,41 @@ def _extension(
             f"the built-in extension {text!r}",
             "AgentV's only built-in extension read here is agentv:agent-rules",
         )
-        return None
+        return []
     module, _, function = text.removeprefix(FILE_PREFIX).rpartition(":")
-    if not text.startswith(FILE_PREFIX) or not module or function not in (*POINTS, "afterAll"):
+    if not text.startswith(FILE_PREFIX) or not module or not function.isidentifier():
         findings.error(
             where,
-            f"must be 'file://MODULE:beforeAll' (or beforeEach, afterEach), not {text!r}",
+            f"must be 'file://MODULE:function' (beforeAll, beforeEach, afterEach or a "
+            f"function called at each), not {text!r}",
         )
-        return None
+        return []
     if function == "afterAll":
         refuse(findings, where, "an 'afterAll' extension", "cases never share a workspace here")
-        return None
+        return []
+    if function in POINTS:
+        return [(POINTS[function], _extension_hook(module, function, folder, ()))]
+    return [
+        (point, _extension_hook(module, function, folder, (name,)))
+        for name, point in POINTS.items()
+    ]
+
+
+def _extension_hook(
+    module: str, function: str, folder: str, point: tuple[str, ...]
+) -> WorkspaceHook:
+    """The hook calling ``function`` of ``module`` (with the point's name, for a catch-all)."""
     # TypeScript runs under bun, as AgentV runs it and as user-defined grader types run here
     # (node 20 has no type stripping); the same driver works under both.
-    typescript = module.endswith((".ts", ".mts", ".cts"))
-    runtime = ("bun", "-e") if typescript else ("node", "--input-type=module", "-e")
-    hook = WorkspaceHook(
-        command=(*runtime, EXTENSION_DRIVER, module, function),
+    if module.endswith(".py"):
+        command: tuple[str, ...] = ("python3", "-I", "-c", PYTHON_EXTENSION_DRIVER)
+    elif module.endswith((".ts", ".mts", ".cts")):
+        command = ("bun", "-e", EXTENSION_DRIVER)
+    else:
+        command = ("node", "--input-type=module", "-e", EXTENSION_DRIVER)
+    return WorkspaceHook(
+        command=(*command, module, function, *point),
         cwd=posixpath.normpath(folder),
         timeout_seconds=EXTENSION_TIMEOUT_SECONDS,
         env=NODE_ENV,
     )
-    return POINTS[function], hook
