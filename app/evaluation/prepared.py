@@ -11,6 +11,7 @@ from app.evaluation.known_answers import KnownAnswer
 from app.evaluation.orchestrator import OnResult, evaluate_case, run_cases
 from app.evaluation.plan import RunPlan
 from app.evaluation.records import ResultRecord
+from app.evaluation.workspaces import run_after_all
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.registry import EVALUATORS, EvaluatorRegistry
 from app.suites.model import FormattedCase
@@ -80,11 +81,23 @@ class PreparedRun:
     async def run(self, on_result: OnResult) -> None:
         """Run every case of ``cases``; each record goes to ``on_result`` as it finishes.
 
-        A run with arms runs every arm at once (each within its own target's limits).
+        A run with arms runs every arm at once (each within its own target's limits). The
+        suite's ``afterAll`` extensions run once every case has finished.
         """
+        records: list[ResultRecord] = []
+
+        async def keep(record: ResultRecord) -> None:
+            records.append(record)
+            await on_result(record)
+
         if self.arm_runs:
             async with asyncio.TaskGroup() as group:
                 for arm_run in self.arm_runs:
-                    group.create_task(arm_run.run(on_result))
-            return
+                    group.create_task(arm_run.run_cases(keep))
+        else:
+            await self.run_cases(keep)
+        await run_after_all(self.plan.workspace, self.context.programs, records)
+
+    async def run_cases(self, on_result: OnResult) -> None:
+        """Run every case of ``cases`` (no run-level hook: an arm's part of a run)."""
         await run_cases(self.cases, self.plan, self.context, on_result)

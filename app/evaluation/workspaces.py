@@ -25,13 +25,14 @@ import logging
 import os
 import shutil
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from app.evaluation.agent_rules import AgentRulesError, AgentRulesPaths, agent_rules_paths, merged
 from app.evaluation.links import LinkRefused, copy_without_links
+from app.evaluation.records import ResultRecord
 from app.evaluation.repositories import RepoCheckouts, RepositoryError
 from app.evaluators.code.programs import ProgramError, ProgramRunner
 from app.sandbox import new_folder
@@ -214,9 +215,11 @@ async def _run_hook(
     hook: WorkspaceHook,
     programs: ProgramRunner | None,
     path: Path,
-    case_id: str,
+    case_id: str | None,
     label: str | None = None,
+    context: Mapping[str, object] | None = None,
 ) -> None:
+    """Run one hook in ``path``; ``context`` adds to what it reads on stdin."""
     label = label or f"workspace hook {name!r}"
     if programs is None:
         raise WorkspaceError(f"{label} cannot run: code graders (programs) are not enabled")
@@ -228,6 +231,7 @@ async def _run_hook(
         "eval_case_id": case_id,
         "eval_run_id": None,
         "eval_dir": hook.cwd,  # the suite file's folder (AgentV's extension context)
+        **(context or {}),
     }
     runner = replace(programs, timeout_seconds=hook.timeout_seconds)
     if name == "after_each":  # the agent may have added files as the service's user
@@ -242,3 +246,34 @@ async def _run_hook(
         )
     except ProgramError as exc:
         raise WorkspaceError(f"{label} failed: {exc.detail}") from None
+
+
+async def run_after_all(
+    spec: Workspace | None, programs: ProgramRunner | None, records: Sequence[ResultRecord]
+) -> None:
+    """Run promptfoo's ``afterAll`` extensions once every case of a run has finished.
+
+    Each reads the hooks' context plus ``results`` (the run's records as the API shows them),
+    in an empty folder of its own. What it returns is not used; a failure never fails the
+    run: it is logged as a warning.
+    """
+    hooks = spec.at("after_all") if spec is not None else ()
+    if not hooks:
+        return
+    results = [record.model_dump(mode="json", by_alias=True) for record in records]
+    folder = new_folder("workspace")
+    path = folder / "workspace"
+    try:
+        path.mkdir()
+        if programs is not None:
+            await asyncio.to_thread(programs.sandbox.hand_over, path)
+        for hook in hooks:
+            try:
+                label = "the afterAll extension"
+                await _run_hook(
+                    "after_all", hook, programs, path, None, label, {"results": results}
+                )
+            except WorkspaceError as exc:
+                logger.warning("%s", exc)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -24,6 +24,7 @@ from app.evaluation.orchestrator import not_run
 from app.evaluation.prepared import PreparedRun
 from app.evaluation.records import ResultRecord
 from app.evaluation.select_best import pending, settle_test
+from app.evaluation.workspaces import run_after_all
 from app.observability.logging import bind_log_context
 from app.runs.models import StoredCase
 from app.runs.spec import stored_case
@@ -207,8 +208,19 @@ class InProcessExecutor:
             await self._store.wait_for_writes()
             if not await self._store.cancel_requested(run_id):
                 await self.settle_comparisons(run_id)
+                await self._after_all(run_id, prepared)
         finally:
             self._prepared.pop(run_id, None)
+
+    async def _after_all(self, run_id: str, prepared: PreparedRun) -> None:
+        """The suite's ``afterAll`` extensions, with every stored record of the run."""
+        if prepared.plan.workspace is None or not prepared.plan.workspace.at("after_all"):
+            return
+        records = [
+            ResultRecord.model_validate_json(text)
+            async for _, text in self._store.iter_numbered_results(run_id)
+        ]
+        await run_after_all(prepared.plan.workspace, prepared.context.programs, records)
 
     async def settle_comparisons(self, run_id: str) -> None:
         """Settle the run's select-best graders once every (case, arm) has its record.

@@ -129,7 +129,7 @@ class Workspace(BaseModel):
         after_each: Runs once the case is graded; a failure is logged, not the case's.
         extensions: AgentV's lifecycle extensions, ``(point, hook)`` with point
             ``before_all``, ``before_each`` or ``after_each``: each runs after that
-            point's own hook, in order.
+            point's own hook, in order; ``after_all`` (promptfoo's): once per run.
         declared_as: The suite's key it was read from: ``workspace``, or ``environment``
             (AgentV's July layout, whose ``workdir`` is the template), for errors.
         agent_rules: AgentV's ``agentv:agent-rules`` extensions, in order.
@@ -153,7 +153,7 @@ class Workspace(BaseModel):
 
     def at(self, point: str) -> tuple[WorkspaceHook, ...]:
         """The hooks run at ``point`` (``before_all``...), in order."""
-        own: WorkspaceHook | None = getattr(self, point)
+        own: WorkspaceHook | None = getattr(self, point, None)  # after_all: extensions only
         extra = tuple(hook for name, hook in self.extensions if name == point)
         return ((own,) if own is not None else ()) + extra
 

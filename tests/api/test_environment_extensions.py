@@ -8,6 +8,7 @@ what both wrote in its workspace.
 
 from __future__ import annotations
 
+import logging
 import shutil
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 import yaml
 
 from tests.api.test_workspaces import settings
-from tests.conftest import ClientFactory
+from tests.conftest import ClientFactory, wait_for_run
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
@@ -92,7 +93,6 @@ async def test_the_environment_setup_then_the_extension_prepare_each_case_worksp
     ("extension", "named"),
     [
         ("agentv:workspace", "the built-in extension 'agentv:workspace'"),
-        ("file://ext.mjs:afterAll", "an 'afterAll' extension"),
     ],
 )
 async def test_an_extension_that_cannot_run_here_is_refused_by_name(
@@ -260,12 +260,23 @@ def extension_hook(hook_name, context):
 """
 
 
-async def test_a_python_function_of_any_name_is_called_at_each_point_with_its_name(
-    tmp_path: Path, make_client: ClientFactory
+CATCH_ALL_JS = """\
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+export function extension_hook(hookName, context) {
+  const line = `${hookName} ${context.eval_case_id}\\n`;
+  appendFileSync(join(context.workspace_path, "ready.txt"), line);
+}
+"""
+
+
+@pytest.mark.parametrize(("module", "text"), [("hooks.py", CATCH_ALL), ("hooks.mjs", CATCH_ALL_JS)])
+async def test_a_function_of_any_name_is_called_at_each_point_with_its_name(
+    tmp_path: Path, make_client: ClientFactory, module: str, text: str
 ) -> None:
     """promptfoo's ``file://hooks.py:extension_hook``: one function, every hook point."""
-    write_project(tmp_path, "file://hooks.py:extension_hook")
-    (tmp_path / "evals" / "hooks.py").write_text(CATCH_ALL)
+    write_project(tmp_path, f"file://{module}:extension_hook")
+    (tmp_path / "evals" / module).write_text(text)
     suite = yaml.safe_load((tmp_path / "evals" / "suite.yaml").read_text())
     for test in suite["tests"]:
         test["assert"] = [{"type": "contains", "value": f"beforeEach {test['id']}"}]
@@ -289,3 +300,39 @@ async def test_a_catch_all_extension_module_that_is_not_there_is_said_once(
         response = await client.post("/validate", json={"suite": "evals/suite.yaml"})
     errors = [error["message"] for error in response.json().get("errors", [])]
     assert errors == ["its module 'hooks.py' does not exist"], errors
+
+
+AFTER_ALL = """\
+import sys
+def afterAll(context):
+    seen = sorted(f"{r['eval_id']}={r['status']}" for r in context["results"])
+    sys.exit("seen " + " ".join(seen))
+"""
+
+
+@pytest.mark.parametrize("durable", [False, True])
+async def test_after_all_runs_once_with_the_results_and_its_failure_is_only_logged(
+    tmp_path: Path, make_client: ClientFactory, caplog: pytest.LogCaptureFixture, durable: bool
+) -> None:
+    """promptfoo's ``afterAll``: once, when every case is done; a failure fails nothing."""
+    write_project(tmp_path, "file://hooks.py:afterAll")
+    (tmp_path / "evals" / "hooks.py").write_text(AFTER_ALL)
+    suite = yaml.safe_load((tmp_path / "evals" / "suite.yaml").read_text())
+    for test in suite["tests"]:
+        test["assert"] = [{"type": "contains", "value": "setup"}]
+    (tmp_path / "evals" / "suite.yaml").write_text(yaml.safe_dump(suite))
+    caplog.set_level(logging.WARNING, logger="app.evaluation")
+    async with make_client(settings(tmp_path)) as client:
+        if durable:
+            created = await client.post("/runs", json={"suite": "evals/suite.yaml"})
+            assert created.status_code == 202, created.text
+            run = await wait_for_run(client, created.json()["id"])
+            assert run["status"] == "completed", run
+        else:
+            response = await client.post("/evaluate", json={"suite": "evals/suite.yaml"})
+            assert response.status_code == 200, response.text
+            statuses = [record["status"] for record in response.json()["results"]]
+            assert statuses == ["passed", "passed"]
+    failures = [r.getMessage() for r in caplog.records if "afterAll" in r.getMessage()]
+    assert len(failures) == 1, failures
+    assert "seen first=passed second=passed" in failures[0], failures

@@ -19,9 +19,10 @@ the case's workspace, after the ``environment`` hooks. It runs in the sandbox wi
 through a driver of ours, like every hook (a TypeScript module under ``bun``, as AgentV runs
 it; a Python module, promptfoo's ``file://hooks.py:fn``, under ``python3``). A function with
 any other name is promptfoo's catch-all extension: called at each of those points with
-``(point name, context)``. ``agentv:agent-rules`` is read by ``agent_rules.py``. Refused by
-name: AgentV's other built-in extensions (``agentv:...``) and ``afterAll`` (cases never share
-a workspace here).
+``(point name, context)``. ``afterAll`` (promptfoo's) runs once per run, when every case has
+finished, with its ``results`` (``app/evaluation/workspaces.py``'s ``run_after_all``).
+``agentv:agent-rules`` is read by ``agent_rules.py``. Refused by name: AgentV's other
+built-in extensions (``agentv:...``).
 """
 
 from __future__ import annotations
@@ -44,7 +45,12 @@ WORKSPACE_PATH = "{{workspace_path}}"
 WORKDIR_VARIABLE = "AGENTV_ENVIRONMENT_WORKDIR"
 """Holds the environment's workdir (the case's folder) for its setup and extensions."""
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-POINTS = {"beforeAll": "before_all", "beforeEach": "before_each", "afterEach": "after_each"}
+POINTS = {
+    "beforeAll": "before_all",
+    "beforeEach": "before_each",
+    "afterEach": "after_each",
+    "afterAll": "after_all",  # once per run, with its results (promptfoo's)
+}
 EXTENSION_TIMEOUT_SECONDS = 60.0
 NODE_ENV = (("OPENSSL_CONF", "/dev/null"),)
 """The sandbox shows no /etc/ssl: node would stop at start reading OpenSSL's configuration."""
@@ -218,12 +224,9 @@ def _extension(
     if not text.startswith(FILE_PREFIX) or not module or not function.isidentifier():
         findings.error(
             where,
-            f"must be 'file://MODULE:function' (beforeAll, beforeEach, afterEach or a "
-            f"function called at each), not {text!r}",
+            f"must be 'file://MODULE:function' (beforeAll, beforeEach, afterEach, afterAll "
+            f"or a function called at each), not {text!r}",
         )
-        return []
-    if function == "afterAll":
-        refuse(findings, where, "an 'afterAll' extension", "cases never share a workspace here")
         return []
     if function in POINTS:
         return [(POINTS[function], _extension_hook(module, function, folder, ()))]
