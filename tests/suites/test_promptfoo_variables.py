@@ -135,3 +135,21 @@ async def test_a_variable_that_is_no_template_is_kept_as_its_text() -> None:
     assert report.suite is not None, report.errors
     assert questions(report) == ["Say see {{tq | a b }}"]
     assert any("kept as written" in warning for warning in report.warnings)
+
+
+async def test_a_broken_block_in_a_variable_errs_its_test_and_broken_braces_stay() -> None:
+    # measured against promptfoo 0.123.1: tests/conformance/promptfoo/var_not_template.yaml
+    report = await check(
+        suite(
+            {"vars": {"out": "x {{tq | a b }} y"}},
+            {"vars": {"out": "{% if %}"}},
+            {"vars": {"out": "fine"}},
+        )
+    )
+    assert report.suite is not None, report.errors
+    kept, broken, fine = report.suite.cases
+    assert kept.error is None
+    assert str(kept.input_messages[-1].content) == "Say x {{tq | a b }} y"
+    assert broken.error is not None
+    assert "variable 'out'" in broken.error
+    assert fine.error is None

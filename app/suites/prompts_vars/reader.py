@@ -67,6 +67,7 @@ from app.suites.prompts_vars.scoring import read_scoring_function, scoring_grade
 from app.suites.prompts_vars.test_providers import providers_named, suite_providers
 from app.suites.prompts_vars.variables import (
     VarFiles,
+    broken_block,
     expanded_tests,
     loaded_variables,
     missing_var_files,
@@ -314,6 +315,8 @@ def _read_test(
     metadata = {**defaults.metadata, **own_metadata}
     missing = missing_var_files(variables, defaults.missing_vars)
     failures = _failures(made, path, variables)
+    if (broken := broken_block(variables)) is not None:
+        failures = {prompt_id: broken for prompt_id, _ in made}
     if inputs:
         yield (
             EvalCase(

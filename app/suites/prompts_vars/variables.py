@@ -28,6 +28,7 @@ from app.suites.documents.parsing import parse_core_yaml
 from app.suites.files.listing import is_pattern
 from app.suites.files.sources import FILE_PREFIX, VAR_FILE_REFUSED, strip_file_prefix
 from app.suites.prompts_vars.program_vars import program_file, programs_allowed
+from app.suites.templates import TemplateProblem, TemplateSyntaxProblem, render
 
 MAX_EXPANDED = 1000
 """Most tests one test's list variables may expand into."""
@@ -167,3 +168,22 @@ def _is_list(value: Any) -> bool:
         and bool(value)
         and all(isinstance(item, _SCALARS) for item in value)
     )
+
+
+def broken_block(variables: Mapping[str, Any]) -> str | None:
+    """Why a test cannot run: a variable whose ``{% ... %}`` block does not parse (None: none).
+
+    promptfoo 0.123.1 errs such a test, where a variable with a broken ``{{ ... }}`` (a wiki's
+    ``{{tq | ...}}``) is kept as its text (measured: tests/conformance/promptfoo/
+    var_not_template.yaml); the reader keeps both as text, and this makes the first an error.
+    """
+    for name, value in variables.items():
+        if not isinstance(value, str) or "{%" not in value:
+            continue
+        try:
+            render(value, {}, lenient=True)
+        except TemplateSyntaxProblem as exc:
+            return f"variable {name!r} is not a valid template: {exc}"
+        except TemplateProblem:
+            continue
+    return None
