@@ -28,6 +28,8 @@ NEEDS = {
     "execution_metrics": "tokens and time (always recorded); tool and model calls, cost as "
     "the target reports them",
     "tool_trajectory": "a target that reports tool calls (mock `tool_calls`, a CLI agent's JSON)",
+    "moderation": "a moderation target (`api_format: moderation`; the grader's `provider`, "
+    "else the first)",
 }
 """What a grader type needs to run, beyond its own options (the family's, unless listed)."""
 START = "<!-- grader-table:start -->"

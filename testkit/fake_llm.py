@@ -1,4 +1,4 @@
-"""A fake LLM server speaking OpenAI (chat, Responses, embeddings), Azure, Anthropic and Gemini.
+"""A fake LLM server: OpenAI (chat, Responses, embeddings, moderations), Azure, Anthropic, Gemini.
 
 It is a real HTTP server on 127.0.0.1 (uvicorn running a bare ASGI app) so adapters are tested
 over real sockets. It records every request (wire, path, headers, JSON body), counts requests
@@ -11,6 +11,8 @@ in the prompt) gets a verdict JSON (an instance of the requested schema if there
 other call gets the last user message echoed. A forced OpenAI function tool is answered with a
 tool call. ``POST .../embeddings`` (OpenAI's) gets one deterministic vector per input, from
 the input's hashed words (``app.providers.adapters.hashed_embeddings``): similar texts are close.
+``POST .../moderations`` flags each input by ``fake_wire.MODERATION_MARKERS`` ("kill yourself":
+self-harm and S10).
 
 Modes of real servers (``MODES``, or ``--mode`` standalone): ``refuse-json-schema`` answers
 ``response_format: json_schema`` as llama-cpp-python does (500, "Input should be 'text' or

@@ -108,6 +108,8 @@ def record_request(scope: dict[str, Any], raw: bytes) -> RecordedRequest:
         wire = "openai"
     elif path.endswith("/embeddings"):
         wire = "embeddings"
+    elif path.endswith("/moderations"):
+        wire = "moderations"
     elif path.endswith("/responses"):
         wire = "responses"
     elif path.endswith("/v1/messages"):
@@ -279,11 +281,40 @@ def _render_plain(
         return reply.status, headers, json.dumps(error_body(recorded.wire, reply)).encode()
     if recorded.wire == "embeddings":
         return reply.status, headers, json.dumps(embeddings_body(recorded)).encode()
+    if recorded.wire == "moderations":
+        return reply.status, headers, json.dumps(moderations_body(recorded)).encode()
     text = reply.text if reply.text is not None else default_text(recorded)
     if reply.tool_calls and reply.text is None:
         text = ""
     body = success_body(recorded, text, reply.tool_calls)
     return reply.status, headers, json.dumps(body).encode()
+
+
+MODERATION_MARKERS: dict[str, tuple[str, ...]] = {
+    "kill yourself": ("self-harm", "self-harm/instructions", "S10"),
+    "kill": ("violence", "S1"),
+    "hate": ("hate", "S9"),
+}
+"""The fake ``/moderations`` rule: a text containing a marker (any case) is flagged in its
+categories (OpenAI's names and Llama Guard's codes)."""
+
+
+def moderations_body(recorded: RecordedRequest) -> dict[str, Any]:
+    """OpenAI's ``/moderations`` reply: one result per input, flagged by ``MODERATION_MARKERS``."""
+    body = request_body(recorded)
+    texts = body.get("input", "")
+    texts = [texts] if isinstance(texts, str) else [str(text) for text in texts]
+    results = []
+    for text in texts:
+        flagged = {
+            category
+            for marker, categories in MODERATION_MARKERS.items()
+            if marker in text.lower()
+            for category in categories
+        }
+        categories = dict.fromkeys(sorted(flagged), True)
+        results.append({"flagged": bool(flagged), "categories": categories})
+    return {"id": "modr-fake", "model": body.get("model", "fake"), "results": results}
 
 
 def embeddings_body(recorded: RecordedRequest) -> dict[str, Any]:

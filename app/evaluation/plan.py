@@ -11,6 +11,7 @@ from app.evaluation.context import RunnableTarget, TargetLookup
 from app.evaluators.code.derived_metrics import DerivedMetrics
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.judges.embedding_similarity import embedding_problems
+from app.evaluators.judges.moderation import moderation_problems
 from app.evaluators.judges.select_best import COMPARED
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import (
@@ -156,11 +157,12 @@ def build_run_plan(
     judge_name = judge_target or candidate.judge_target or candidate.name
     judge = targets.get(judge_name)
     for role, runtime in (("candidate", candidate), ("judge", judge)):
-        if runtime.kind == "embeddings":
-            raise EmbeddingsTargetMisused(runtime.name, role)
+        if runtime.kind in ("embeddings", "moderation"):
+            raise EmbeddingsTargetMisused(runtime.name, role, runtime.kind)
     for name in evaluator_targets(suite):
         targets.get(name)
     problems = embedding_problems(suite_graders(suite), embedding_targets(targets))
+    problems += moderation_problems(suite_graders(suite), moderation_targets(targets))
     if problems:
         raise InvalidRequest(problems[0])
     return RunPlan(
@@ -216,6 +218,11 @@ def suite_graders(suite: EvalSuite) -> list[EvaluatorConfig]:
 def embedding_targets(targets: TargetLookup) -> tuple[str, ...]:
     """The names of the embeddings targets (``similar`` graders embed with them)."""
     return tuple(name for name in targets.names() if targets.get(name).kind == "embeddings")
+
+
+def moderation_targets(targets: TargetLookup) -> tuple[str, ...]:
+    """The names of the moderation targets (``moderation`` graders call them)."""
+    return tuple(name for name in targets.names() if targets.get(name).kind == "moderation")
 
 
 def evaluator_targets(suite: EvalSuite) -> list[str]:

@@ -151,6 +151,7 @@ class EvaluationContext:
         file_changes: What the candidate changed in the workspace (a unified diff).
         cpu: What the case's CPU-heavy checks (regex, JSON Schema) have left to spend.
         embedding_targets: The configured embeddings targets (``similar`` embeds with one).
+        moderation_targets: The configured moderation targets (``moderation`` uses one).
         answer_value: The answer as a transform made it, when that is not text (a promptfoo
             ``transform`` returning an object); ``candidate_answer`` is then its JSON, and
             ``javascript`` asserts see the value itself as ``output``.
@@ -171,6 +172,7 @@ class EvaluationContext:
     file_changes: str | None = None
     cpu: CpuBudget = field(default_factory=CpuBudget)
     embedding_targets: tuple[str, ...] = ()
+    moderation_targets: tuple[str, ...] = ()
     answer_value: Any = None
 
     @property

@@ -340,8 +340,22 @@ GRADER_TYPES: tuple[GraderType, ...] = (
     GraderType(
         "moderation",
         "model",
-        "a moderation model flags the answer (promptfoo)",
-        ("classifier", "guardrails", "pi"),
+        "a moderation target flags the answer (promptfoo)",
+        (),
+        frozenset({"value", "provider", "target", "required", "min_score", "threshold"}),
+    ),
+    GraderType(
+        "classifier",
+        "model",
+        "a classifier model scores the answer (promptfoo)",
+        (),
+        _JUDGE,
+    ),
+    GraderType(
+        "guardrails",
+        "model",
+        "a guardrails provider checks the answer (promptfoo)",
+        ("pi",),
         _JUDGE,
     ),
 )

@@ -61,6 +61,7 @@ from app.evaluators.judges.llm_judge import LlmJudgeEvaluator
 from app.evaluators.judges.model_graded import KINDS as MODEL_GRADED
 from app.evaluators.judges.model_graded import SCORED as SCORED_MODEL_GRADED
 from app.evaluators.judges.model_graded import ModelGradedEvaluator, pass_mark
+from app.evaluators.judges.moderation import ModerationEvaluator
 from app.evaluators.judges.rubrics import RubricEvaluator
 from app.evaluators.judges.select_best import SelectBestEvaluator
 from app.evaluators.results import EvaluatorResult
@@ -347,6 +348,7 @@ def _register_metrics(registry: EvaluatorRegistry) -> None:
     registry.register(
         "similar", SimilarEvaluator(), ("value", "negate", "provider", "measure"), threshold="limit"
     )
+    registry.register("moderation", ModerationEvaluator(), ("value", "provider", "target"))
 
 
 EVALUATORS = build_registry()

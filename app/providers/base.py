@@ -193,6 +193,9 @@ class ProviderResponse(BaseModel):
     embedding: tuple[float, ...] | None = Field(
         None, description="The vector of the text, from an embeddings target."
     )
+    flags: tuple[str, ...] | None = Field(
+        None, description="The categories a moderation target flagged the text in."
+    )
 
     @property
     def cut_at_budget(self) -> bool:
@@ -200,8 +203,9 @@ class ProviderResponse(BaseModel):
         return (self.finish_reason or "").lower() in ("length", "max_tokens")
 
 
-ProviderKind = Literal["api", "agent", "embeddings"]
-"""``api``: a model API; ``agent``: a program; ``embeddings``: turns texts into vectors."""
+ProviderKind = Literal["api", "agent", "embeddings", "moderation"]
+"""``api``: a model API; ``agent``: a program; ``embeddings``: turns texts into vectors;
+``moderation``: flags texts in categories."""
 
 
 class Provider(Protocol):

@@ -202,16 +202,21 @@ class UnknownTarget(InvalidRequest):
 
 
 class EmbeddingsTargetMisused(InvalidRequest):
-    """A run names an embeddings target as its candidate or judge: it answers no prompt."""
+    """A run names an embeddings (or moderation) target as its candidate or judge.
+
+    Neither answers a prompt; both share this problem type.
+    """
 
     slug = "embeddings-target-misused"
     title = "Embeddings target cannot answer"
 
-    def __init__(self, name: str, role: str) -> None:
-        detail = (
-            f"target {name!r} is an embeddings target (it turns texts into vectors for "
-            f"'similar' graders): it cannot be the run's {role}"
+    def __init__(self, name: str, role: str, kind: str = "embeddings") -> None:
+        what = (
+            "an embeddings target (it turns texts into vectors for 'similar' graders)"
+            if kind == "embeddings"
+            else "a moderation target (it flags texts for 'moderation' graders)"
         )
+        detail = f"target {name!r} is {what}: it cannot be the run's {role}"
         super().__init__(detail, extra={"target": name})
 
 

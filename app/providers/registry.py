@@ -20,6 +20,7 @@ from app.providers.adapters.embeddings import EmbeddingsAdapter, MockEmbeddingsA
 from app.providers.adapters.gemini import GeminiAdapter
 from app.providers.adapters.http import ConnectorFactory
 from app.providers.adapters.mock import MockAdapter
+from app.providers.adapters.moderation import ModerationAdapter
 from app.providers.adapters.openai import OpenAIAdapter
 from app.providers.adapters.responses import ResponsesAdapter
 from app.providers.base import CallObserver, CallRole, Provider, ProviderRequest
@@ -72,14 +73,20 @@ class AdapterOptions:
 
 AdapterFactory = Callable[[Any, AdapterOptions], Provider]
 
+_OPENAI_WIRES: dict[str, Callable[..., Provider]] = {
+    "responses": ResponsesAdapter,
+    "embeddings": EmbeddingsAdapter,
+    "moderation": ModerationAdapter,
+}
+"""The adapter of an OpenAI target's ``api_format`` other than ``chat``."""
+
 ADAPTERS: dict[str, AdapterFactory] = {
     "mock": lambda config, _: (
         MockEmbeddingsAdapter(config) if config.api_format == "embeddings" else MockAdapter(config)
     ),
-    "openai": lambda config, options: {
-        "responses": ResponsesAdapter,
-        "embeddings": EmbeddingsAdapter,
-    }.get(config.api_format, OpenAIAdapter)(config, **options.http()),
+    "openai": lambda config, options: _OPENAI_WIRES.get(config.api_format, OpenAIAdapter)(
+        config, **options.http()
+    ),
     "azure": lambda config, options: AzureAdapter(config, **options.http()),
     "anthropic": lambda config, options: AnthropicAdapter(config, **options.http()),
     "gemini": lambda config, options: GeminiAdapter(config, **options.http()),

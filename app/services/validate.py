@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from app.errors import FieldError
 from app.evaluators.code.programs import ProgramRunner
 from app.evaluators.judges.embedding_similarity import embedding_problems
+from app.evaluators.judges.moderation import moderation_problems
 from app.schemas.suites import CaseCheck, ValidateRequest, ValidateResponse
 from app.settings import Settings
 from app.suites.documents.document import render_path
@@ -23,6 +24,7 @@ async def validate_suite(
     prompts: bool = False,
     targets: Sequence[str] | None = None,
     embedding_targets: Sequence[str] = (),
+    moderation_targets: Sequence[str] = (),
 ) -> ValidateResponse:
     """Check a suite and every file it references; report instead of raising.
 
@@ -31,7 +33,8 @@ async def validate_suite(
     ``targets`` (the configured ones), a suite naming a provider that is not one of them is
     invalid, the error naming it, and so is a grader naming such a judge target (as
     ``/evaluate`` refuses both), and a ``similar`` grader with no embeddings target
-    (``embedding_targets``: the configured ones) to embed with.
+    (``embedding_targets``: the configured ones) to embed with, and a ``moderation`` grader
+    with no moderation target (``moderation_targets``).
     """
     report = await check_suite(
         request.suite,
@@ -53,7 +56,7 @@ async def validate_suite(
         errors.append(FieldError(path=where, message=message))
     if targets is not None:
         errors.extend(_unknown_grader_targets(report, set(targets)))
-        errors.extend(_embedding_problems(report, embedding_targets))
+        errors.extend(_target_problems(report, embedding_targets, moderation_targets))
     return ValidateResponse(
         valid=report.valid and not errors,
         dialect=report.dialect,
@@ -82,15 +85,22 @@ def _case_check(formatted: FormattedCase, *, with_prompt: bool) -> CaseCheck:
     )
 
 
-def _embedding_problems(report: SuiteReport, embedding_targets: Sequence[str]) -> list[FieldError]:
-    """An error per ``similar`` grader (of its first case) with no embeddings target here."""
+def _target_problems(
+    report: SuiteReport, embedding_targets: Sequence[str], moderation_targets: Sequence[str]
+) -> list[FieldError]:
+    """An error per ``similar`` or ``moderation`` grader (of its first case) with no target.
+
+    ``similar`` needs an embeddings target, ``moderation`` a moderation target.
+    """
     if report.suite is None:
         return []
     errors: dict[str, FieldError] = {}
     for case in report.suite.cases:
         origin = report.origins.get(case.id)
         where = render_path(origin.path if origin is not None else ())
-        for problem in embedding_problems(case.all_graders(), embedding_targets):
+        graders = case.all_graders()
+        problems = embedding_problems(graders, embedding_targets)
+        for problem in problems + moderation_problems(graders, moderation_targets):
             errors.setdefault(problem, FieldError(path=where, message=problem))
     return list(errors.values())
 

@@ -248,12 +248,13 @@ class OpenAITarget(ApiTarget):
     structured_output: StructuredOutput = Field(
         "auto", validation_alias=_choices("structured_output", "structuredOutput")
     )
-    api_format: Literal["chat", "responses", "embeddings"] = Field(
+    api_format: Literal["chat", "responses", "embeddings", "moderation"] = Field(
         "chat",
         validation_alias=_choices("api_format", "apiFormat", "wire_api", "wireApi"),
         description=(
-            "`chat` (Chat Completions), `responses` (the Responses API) or `embeddings` "
-            "(`POST /embeddings`: an embeddings target, for `similar` and `cosine` graders)."
+            "`chat` (Chat Completions), `responses` (the Responses API), `embeddings` "
+            "(`POST /embeddings`: an embeddings target, for `similar` and `cosine` graders) "
+            "or `moderation` (`POST /moderations`: a moderation target, for `moderation`)."
         ),
     )
     reasoning_effort: ReasoningEffort | None = Field(
@@ -544,6 +545,9 @@ def _from_providers_list(entry: Mapping[str, Any]) -> dict[str, Any]:
         values.setdefault("api_format", "responses")
     if provider == "openai" and model.startswith(("embedding:", "embeddings:")):
         values.setdefault("api_format", "embeddings")
+        model = model.partition(":")[2]
+    if provider == "openai" and model.startswith("moderation:"):
+        values.setdefault("api_format", "moderation")
         model = model.partition(":")[2]
     model = model.removeprefix("chat:").removeprefix("messages:").removeprefix("responses:")
     if provider == "agentv" or model in UNSUPPORTED_AGENTV_PROVIDERS:

@@ -250,6 +250,31 @@ def _similar(raw: Mapping[str, Any], path: DocumentPath, context: GraderContext)
     return fields
 
 
+def _moderation(
+    raw: Mapping[str, Any], path: DocumentPath, context: GraderContext
+) -> dict[str, Any]:
+    """``value`` (category codes: a list, a text or none), ``provider``'s target."""
+    value, findings = raw.get("value"), context.findings
+    fields: dict[str, Any] = {}
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        fields["value"] = value
+    elif value is not None:
+        findings.error((*path, "value"), f"must be a list of category codes, not {describe(value)}")
+    if "provider" in raw:
+        name = provider_name(raw["provider"])
+        if name is None:
+            findings.error(
+                (*path, "provider"),
+                "must name a moderation target (a string or {id}), not "
+                + describe(raw["provider"]),
+            )
+        else:
+            fields["target"] = name
+    return fields
+
+
 def _judge_provider(
     raw: Mapping[str, Any], path: DocumentPath, findings: Findings
 ) -> Mapping[str, Any]:
@@ -510,6 +535,7 @@ _READERS: dict[str, KindReader] = {
     **KIND_READERS,
     "composite": _composite,
     "similar": _similar,
+    "moderation": _moderation,
     "max_score": _max_score,
 }
 
@@ -521,6 +547,7 @@ _CONSUMED: dict[str, tuple[str, ...]] = {
     "is_json": ("schema",),
     "contains_json": ("schema",),
     "similar": ("provider",),
+    "moderation": ("provider",),
 }
 
 

@@ -118,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
             examples = example_configs() if args.examples else []
             names = ours.provider_ids([*examples, *corpus(args.configs, args.fast)])
             embedders = ours.embedding_ids(examples)
-            env = ours.service_env(fake.url, roots, home / "data", names, embedders)
+            moderators = ours.moderation_ids(examples)
+            env = ours.service_env(fake.url, roots, home / "data", names, embedders, moderators)
             with ours.service(env) as client:
                 for config in corpus(args.configs, args.fast):
                     theirs = peer.run_eval(promptfoo, config, peer_env)

@@ -51,17 +51,27 @@ def provider_ids(configs: Sequence[Path]) -> set[str]:
 
 
 _EMBEDDING_ID = re.compile(r"\b[a-z][\w-]*:embeddings?:[\w./:-]+")
+_MODERATION_ID = re.compile(r"\b[a-z][\w-]*:moderation:[\w./:-]+")
+
+
+def _ids_written(configs: Sequence[Path], pattern: re.Pattern[str]) -> set[str]:
+    found: set[str] = set()
+    for config in configs:
+        try:
+            found.update(pattern.findall(config.read_text()))
+        except OSError:
+            continue
+    return found
 
 
 def embedding_ids(configs: Sequence[Path]) -> set[str]:
     """The embedding provider ids the configs write (``openai:embedding:<model>``...)."""
-    found: set[str] = set()
-    for config in configs:
-        try:
-            found.update(_EMBEDDING_ID.findall(config.read_text()))
-        except OSError:
-            continue
-    return found
+    return _ids_written(configs, _EMBEDDING_ID)
+
+
+def moderation_ids(configs: Sequence[Path]) -> set[str]:
+    """The moderation provider ids the configs write (``replicate:moderation:<model>``...)."""
+    return _ids_written(configs, _MODERATION_ID)
 
 
 def service_env(
@@ -70,19 +80,26 @@ def service_env(
     data_dir: Path,
     names: Iterable[str] = (),
     embedding_names: Iterable[str] = (),
+    moderation_names: Iterable[str] = (),
 ) -> dict[str, str]:
     """The service's environment: targets on the fake server (the corpus's provider ids and
-    ``names``; embeddings targets for ``EMBEDDING_IDS``, first, and ``embedding_names``), the
-    corpus folders as workspace roots."""
+    ``names``; embeddings targets for ``EMBEDDING_IDS``, first, and ``embedding_names``;
+    moderation targets, its ``/moderations``, for ``moderation_names``), the corpus folders
+    as workspace roots."""
     targets = [
         {"name": name, "provider": "openai", "base_url": f"{fake_url}/v1",
          "model": name.rsplit(":", 1)[-1] or "fake-model", "api_key": "fake-key"}
-        for name in sorted({*PROVIDER_IDS, *names} - set(embedding_names))
+        for name in sorted({*PROVIDER_IDS, *names} - {*embedding_names, *moderation_names})
     ]  # fmt: skip
     targets += [
         {"name": name, "provider": "openai", "api_format": "embeddings", "api_key": "fake-key",
          "base_url": f"{fake_url}/v1", "model": name.rsplit(":", 1)[-1]}
         for name in [*EMBEDDING_IDS, *sorted(set(embedding_names) - set(EMBEDDING_IDS))]
+    ]  # fmt: skip
+    targets += [
+        {"name": name, "provider": "openai", "api_format": "moderation", "api_key": "fake-key",
+         "base_url": f"{fake_url}/v1", "model": "omni-moderation-latest"}
+        for name in sorted(set(moderation_names))
     ]  # fmt: skip
     return {
         "PATH": SEARCH_PATH,

@@ -1,0 +1,125 @@
+"""``moderation``: a moderation target flags the answer (promptfoo).
+
+promptfoo's rules: an empty answer passes without a call; the answer goes to the moderation
+target (the grader's ``target``: an assert's ``provider``, else the first moderation target
+configured, standing for promptfoo's default OpenAI moderation); a target that fails is a
+grader error (no grade); no flag passes; otherwise the grader fails when a flag is one of
+``value`` (a list of category codes) or, with no ``value``, when anything is flagged. The
+score is 1 or 0. Only the answer is sent (OpenAI's moderation reads one text; promptfoo gives
+Llama Guard-style providers the last prompt too): docs/design.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from app.errors import EvaluatorConfigError
+from app.evaluators.base import EvaluationContext, EvaluatorOutcome
+from app.evaluators.config import EvaluatorConfig
+from app.evaluators.results import EvaluatorResult
+from app.formatting.messages import ChatMessage
+from app.providers.base import CallRole, ProviderRequest
+from app.providers.errors import ProviderError
+
+
+def moderation_target(config: EvaluatorConfig, known: Sequence[str]) -> str:
+    """The moderation target that checks the grader's answer (see the module docstring)."""
+    listed = ", ".join(known) or "none is configured"
+    if config.target is not None:
+        if config.target not in known:
+            raise EvaluatorConfigError(
+                f"evaluator {config.name!r} (moderation): target {config.target!r} is not a "
+                f"moderation target (moderation targets: {listed})"
+            )
+        return config.target
+    if known:
+        return known[0]
+    raise EvaluatorConfigError(
+        f"evaluator {config.name!r} (moderation) needs a moderation target and none is "
+        "configured: add a target with api_format: moderation (docs/providers.md)"
+    )
+
+
+def moderation_problems(
+    configs: Iterable[EvaluatorConfig], moderation_targets: Sequence[str]
+) -> list[str]:
+    """Why each ``moderation`` grader of ``configs`` (composites' children too) cannot run."""
+    problems: dict[str, str] = {}
+    pending = list(configs)
+    while pending:
+        config = pending.pop(0)
+        pending.extend(config.evaluators)
+        if config.type != "moderation" or config.name in problems:
+            continue
+        try:
+            moderation_target(config, moderation_targets)
+        except EvaluatorConfigError as exc:
+            problems[config.name] = str(exc)
+    return list(problems.values())
+
+
+def _categories(config: EvaluatorConfig) -> tuple[str, ...]:
+    value = config.value
+    if isinstance(value, str):
+        return (value,) if value.strip() else ()
+    if isinstance(value, list):
+        return tuple(str(item) for item in value)
+    return ()
+
+
+class ModerationEvaluator:
+    """Sends the answer to a moderation target and reads its flags."""
+
+    async def evaluate(
+        self, config: EvaluatorConfig, context: EvaluationContext
+    ) -> EvaluatorOutcome:
+        """1 and a pass unless a watched category (any, with no ``value``) is flagged."""
+        answer = context.candidate_answer
+        if not answer:
+            return self._outcome(config, True, "the answer is empty: nothing to moderate")
+        name = moderation_target(config, context.moderation_targets)
+        if context.resolve_judge is None:
+            raise EvaluatorConfigError(f"evaluator {config.name!r}: no moderation target")
+        request = ProviderRequest(
+            question=answer,
+            chat_prompt=(ChatMessage(role="user", content=answer),),
+            role=CallRole.JUDGE,
+            case_id=context.case.id,
+        )
+        try:
+            reply = await context.resolve_judge(name).complete(request)
+        except ProviderError as exc:
+            return EvaluatorOutcome(
+                EvaluatorResult(
+                    name=config.name,
+                    type=config.type,
+                    score=None,
+                    verdict=None,
+                    reasoning=f"target {name!r} did not moderate the answer: {exc.detail}",
+                    weight=config.weight,
+                    status="judge_error",
+                )
+            )
+        flags = reply.flags or ()
+        watched = _categories(config)
+        hits = [flag for flag in flags if flag in watched] if watched else list(flags)
+        if hits:
+            return self._outcome(config, False, f"flagged: {', '.join(hits)}")
+        return self._outcome(config, True, "no watched category flagged")
+
+    @staticmethod
+    def _outcome(config: EvaluatorConfig, passed: bool, line: str) -> EvaluatorOutcome:
+        return EvaluatorOutcome(
+            EvaluatorResult(
+                name=config.name,
+                type=config.type,
+                score=1.0 if passed else 0.0,
+                verdict="pass" if passed else "fail",
+                passed=passed,
+                hits=[line] if passed else [],
+                misses=[] if passed else [line],
+                reasoning=line,
+                weight=config.weight,
+            ),
+            forces_fail=not passed,
+        )
