@@ -313,7 +313,10 @@ def moderations_body(recorded: RecordedRequest) -> dict[str, Any]:
             for category in categories
         }
         categories = dict.fromkeys(sorted(flagged), True)
-        results.append({"flagged": bool(flagged), "categories": categories})
+        scores = dict.fromkeys(sorted(flagged), 0.99)
+        results.append(
+            {"flagged": bool(flagged), "categories": categories, "category_scores": scores}
+        )
     return {"id": "modr-fake", "model": body.get("model", "fake"), "results": results}
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
+from app.providers.adapters.moderation import ModerationReply, flagged_categories
 from app.settings import Settings
 from app.settings.targets import MockTarget, OpenAITarget, load_targets_file
 from testkit.fake_llm import FakeLLM, error
@@ -133,3 +134,27 @@ async def test_classifier_is_not_run_as_moderation(
         checked = await client.post("/validate", json={"suite": body})
     assert checked.json()["valid"] is False
     assert "'classifier' is not supported yet" in checked.text
+
+
+async def test_a_bare_text_value_is_refused_as_promptfoo_refuses_it(
+    tmp_path: Path, make_client: ClientFactory, fake_llm: FakeLLM
+) -> None:
+    targets = [MockTarget(name="default"), moderator(fake_llm.url)]
+    body = suite("kill yourself", value="S10")
+    async with make_client(Settings(data_dir=tmp_path / "data", targets=targets)) as client:
+        checked = await client.post("/validate", json={"suite": body})
+    assert checked.json()["valid"] is False
+    assert "must be a list of category codes, not" in checked.text
+
+
+def test_a_result_not_flagged_counts_for_nothing() -> None:
+    reply = ModerationReply.model_validate(
+        {
+            "results": [
+                {"flagged": False, "categories": {"violence": True}},
+                {"flagged": True, "categories": {"hate": True, "violence": False}},
+                {"flagged": True, "categories": {"hate": True, "S10": True}},
+            ]
+        }
+    )
+    assert flagged_categories(reply) == ("hate", "S10")

@@ -60,11 +60,7 @@ def moderation_problems(
 
 def _categories(config: EvaluatorConfig) -> tuple[str, ...]:
     value = config.value
-    if isinstance(value, str):
-        return (value,) if value.strip() else ()
-    if isinstance(value, list):
-        return tuple(str(item) for item in value)
-    return ()
+    return tuple(str(item) for item in value) if isinstance(value, list) else ()
 
 
 class ModerationEvaluator:

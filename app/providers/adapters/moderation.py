@@ -1,7 +1,7 @@
 """Moderation targets: ``POST {base_url}/moderations`` (OpenAI-compatible).
 
 A target with ``api_format: moderation`` flags one text: the text is the request's
-``question``, the reply's ``flags`` the categories any result marked true (OpenAI's names,
+``question``, the reply's ``flags`` the categories a flagged result marked true (OpenAI's names,
 ``violence``, ``self-harm``..., or a server's own codes, ``S10``). It goes through the same
 runtime as every target (limits, retries, time limits); it answers no case and judges none
 (``kind`` ``moderation``): the ``moderation`` grader calls it.
@@ -32,10 +32,14 @@ class ModerationReply(BaseModel):
 
 
 def flagged_categories(reply: ModerationReply) -> tuple[str, ...]:
-    """The categories any result marked true, once each, in order (pure)."""
+    """The categories a flagged result marked true, once each, in order (pure).
+
+    A result with ``flagged: false`` counts for nothing, whatever its categories (promptfoo).
+    """
     found: dict[str, None] = {}
     for result in reply.results:
-        found.update((name, None) for name, on in result.categories.items() if on)
+        if result.flagged:
+            found.update((name, None) for name, on in result.categories.items() if on)
     return tuple(found)
 
 

@@ -253,11 +253,12 @@ def _similar(raw: Mapping[str, Any], path: DocumentPath, context: GraderContext)
 def _moderation(
     raw: Mapping[str, Any], path: DocumentPath, context: GraderContext
 ) -> dict[str, Any]:
-    """``value`` (category codes: a list, a text or none), ``provider``'s target."""
+    """``value`` (a list of category codes, or none), ``provider``'s target.
+
+    A bare text is refused, as promptfoo refuses it.
+    """
     value, findings = raw.get("value"), context.findings
     fields: dict[str, Any] = {}
-    if isinstance(value, str):
-        value = [value]
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         fields["value"] = value
     elif value is not None:

@@ -37,7 +37,7 @@ EXAMPLES = Path("/work/shared/reference/promptfoo-examples")
 FAST = (
     *("contains", "equals", "regex", "json", "pass_rule", "no_asserts", "python"),
     *("similar", "tools_call", "select_best", "transform", "is_sql", "provider_output"),
-    *("scoring_function", "llm_rubric"),
+    *("scoring_function", "llm_rubric", "moderation"),
 )
 """The configs CI runs (about a minute with promptfoo's start-up)."""
 _ISOLATED = "--in-namespace"
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
             examples = example_configs() if args.examples else []
             names = ours.provider_ids([*examples, *corpus(args.configs, args.fast)])
             embedders = ours.embedding_ids(examples)
-            moderators = ours.moderation_ids(examples)
+            moderators = ours.moderation_ids([*examples, *corpus(args.configs, args.fast)])
             env = ours.service_env(fake.url, roots, home / "data", names, embedders, moderators)
             with ours.service(env) as client:
                 for config in corpus(args.configs, args.fast):
