@@ -183,6 +183,21 @@ async def _compare(
     return results
 
 
+def target_failed(config: EvaluatorConfig, reasoning: str) -> EvaluatorOutcome:
+    """No grade: the target a grader calls (embeddings, moderation) failed, as a judge's."""
+    return EvaluatorOutcome(
+        EvaluatorResult(
+            name=config.name,
+            type=config.type,
+            score=None,
+            verdict=None,
+            reasoning=reasoning,
+            weight=config.weight,
+            status="judge_error",
+        )
+    )
+
+
 class SimilarEvaluator:
     """Embeds the answer and each value, then compares them (see the module docstring)."""
 
@@ -200,17 +215,7 @@ class SimilarEvaluator:
         try:
             results = await _compare(config, context, client, measure, values, threshold)
         except ProviderError as exc:  # the embeddings target failed: no grade, as a judge's
-            return EvaluatorOutcome(
-                EvaluatorResult(
-                    name=config.name,
-                    type=config.type,
-                    score=None,
-                    verdict=None,
-                    reasoning=f"target {name!r} gave no embedding: {exc.detail}",
-                    weight=config.weight,
-                    status="judge_error",
-                )
-            )
+            return target_failed(config, f"target {name!r} gave no embedding: {exc.detail}")
         chosen = pick(results, config.negate)
         score = round(min(1.0, max(0.0, chosen.score)), 6)  # a dot product may leave 0..1
         return EvaluatorOutcome(

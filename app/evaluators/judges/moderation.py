@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from app.errors import EvaluatorConfigError
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome
 from app.evaluators.config import EvaluatorConfig
+from app.evaluators.judges.embedding_similarity import target_failed
 from app.evaluators.results import EvaluatorResult
 from app.formatting.messages import ChatMessage
 from app.providers.base import CallRole, ProviderRequest
@@ -85,16 +86,8 @@ class ModerationEvaluator:
         try:
             reply = await context.resolve_judge(name).complete(request)
         except ProviderError as exc:
-            return EvaluatorOutcome(
-                EvaluatorResult(
-                    name=config.name,
-                    type=config.type,
-                    score=None,
-                    verdict=None,
-                    reasoning=f"target {name!r} did not moderate the answer: {exc.detail}",
-                    weight=config.weight,
-                    status="judge_error",
-                )
+            return target_failed(
+                config, f"target {name!r} did not moderate the answer: {exc.detail}"
             )
         flags = reply.flags or ()
         watched = _categories(config)
