@@ -24,6 +24,7 @@ from app.errors import EvaluatorConfigError
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome, JudgeClient
 from app.evaluators.checks.similarity import references
 from app.evaluators.config import EvaluatorConfig
+from app.evaluators.judges.target_kinds import EMBEDDINGS
 from app.evaluators.results import EvaluatorResult
 from app.formatting.messages import ChatMessage
 from app.providers.base import CallRole, ProviderRequest
@@ -64,49 +65,14 @@ class _HasEmbeddingTargets(Protocol):
 
 def embeddings_target(config: EvaluatorConfig, context: _HasEmbeddingTargets) -> str:
     """The embeddings target that embeds the grader's texts (see the module docstring)."""
-    known = context.embedding_targets
-    listed = ", ".join(known) or "none is configured"
-    if config.target is not None:
-        if config.target not in known:
-            raise EvaluatorConfigError(
-                f"evaluator {config.name!r} (similar): target {config.target!r} is not an "
-                f"embeddings target (embeddings targets: {listed})"
-            )
-        return config.target
-    if known:
-        return known[0]
-    raise EvaluatorConfigError(
-        f"evaluator {config.name!r} (similar) needs an embeddings target and none is "
-        "configured: add a target with api_format: embeddings (docs/providers.md, "
-        "'Embeddings targets')"
-    )
+    return EMBEDDINGS.target(config, context.embedding_targets)
 
 
 def embedding_problems(
     configs: Iterable[EvaluatorConfig], embedding_targets: Sequence[str]
 ) -> list[str]:
-    """Why each ``similar`` grader of ``configs`` (composites' children too) cannot embed here.
-
-    A grader naming a target that is not an embeddings target, or naming none when no
-    embeddings target is configured; one message per grader name.
-    """
-    problems: dict[str, str] = {}
-    pending = list(configs)
-    while pending:
-        config = pending.pop(0)
-        pending.extend(config.evaluators)
-        if config.type != "similar" or config.name in problems:
-            continue
-        try:
-            embeddings_target(config, _Targets(tuple(embedding_targets)))
-        except EvaluatorConfigError as exc:
-            problems[config.name] = str(exc)
-    return list(problems.values())
-
-
-@dataclass(frozen=True)
-class _Targets:
-    embedding_targets: tuple[str, ...]
+    """Why each ``similar`` grader of ``configs`` (composites' children too) cannot embed here."""
+    return EMBEDDINGS.problems(configs, embedding_targets)
 
 
 def vector_measure(measure: str, answer: Sequence[float], value: Sequence[float]) -> float:

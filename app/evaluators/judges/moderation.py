@@ -17,6 +17,7 @@ from app.errors import EvaluatorConfigError
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.judges.embedding_similarity import target_failed
+from app.evaluators.judges.target_kinds import MODERATION
 from app.evaluators.results import EvaluatorResult
 from app.formatting.messages import ChatMessage
 from app.providers.base import CallRole, ProviderRequest
@@ -25,38 +26,14 @@ from app.providers.errors import ProviderError
 
 def moderation_target(config: EvaluatorConfig, known: Sequence[str]) -> str:
     """The moderation target that checks the grader's answer (see the module docstring)."""
-    listed = ", ".join(known) or "none is configured"
-    if config.target is not None:
-        if config.target not in known:
-            raise EvaluatorConfigError(
-                f"evaluator {config.name!r} (moderation): target {config.target!r} is not a "
-                f"moderation target (moderation targets: {listed})"
-            )
-        return config.target
-    if known:
-        return known[0]
-    raise EvaluatorConfigError(
-        f"evaluator {config.name!r} (moderation) needs a moderation target and none is "
-        "configured: add a target with api_format: moderation (docs/providers.md)"
-    )
+    return MODERATION.target(config, known)
 
 
 def moderation_problems(
     configs: Iterable[EvaluatorConfig], moderation_targets: Sequence[str]
 ) -> list[str]:
     """Why each ``moderation`` grader of ``configs`` (composites' children too) cannot run."""
-    problems: dict[str, str] = {}
-    pending = list(configs)
-    while pending:
-        config = pending.pop(0)
-        pending.extend(config.evaluators)
-        if config.type != "moderation" or config.name in problems:
-            continue
-        try:
-            moderation_target(config, moderation_targets)
-        except EvaluatorConfigError as exc:
-            problems[config.name] = str(exc)
-    return list(problems.values())
+    return MODERATION.problems(configs, moderation_targets)
 
 
 def _categories(config: EvaluatorConfig) -> tuple[str, ...]:
