@@ -33,7 +33,13 @@ from app.evaluation.plan import RunPlan, build_run_plan, format_options
 from app.evaluation.records import ResultRecord
 from app.formatting import format_prompt
 from app.formatting.messages import Message
-from app.providers.base import CallRole, ProviderKind, ProviderRequest, ProviderResponse
+from app.providers.base import (
+    CallRole,
+    ModelOptions,
+    ProviderKind,
+    ProviderRequest,
+    ProviderResponse,
+)
 from app.providers.registry import ProviderRegistry
 from app.settings import Settings, with_targets_file
 from app.suites.model import EvalCase, EvalSuite, FormattedCase
@@ -180,6 +186,9 @@ class InstantTarget:
         if request.role is CallRole.JUDGE:
             return self.verdict
         return ProviderResponse(text=request.question)
+
+    def untaken_options(self, options: ModelOptions) -> list[str]:  # noqa: ARG002
+        return []  # an instant reply takes every option
 
     def get(self, name: str) -> InstantTarget:  # noqa: ARG002 - one target for every name
         return self

@@ -122,9 +122,8 @@ async def ask_candidate(
     runtime = context.providers.get(plan.target)
     candidate = RecordedTarget(runtime, CallRole.CANDIDATE, state.ledger, cache)
     folder = str(workspace.path) if workspace else None
-    request = ProviderRequest.for_candidate(
-        formatted, state.case.id, plan.candidate_options, folder
-    )
+    options = plan.candidate_options.over(plan.target_options)
+    request = ProviderRequest.for_candidate(formatted, state.case.id, options, folder)
     tool_use = state.case.tool_use
     if tool_use is not None and runtime.kind == "agent":
         raise ProviderRejected(

@@ -23,7 +23,13 @@ from app.evaluation.records import (
 )
 from app.evaluation.repositories import RepoCheckouts
 from app.evaluators.code.programs import ProgramRunner
-from app.providers.base import CallRole, ProviderKind, ProviderRequest, ProviderResponse
+from app.providers.base import (
+    CallRole,
+    ModelOptions,
+    ProviderKind,
+    ProviderRequest,
+    ProviderResponse,
+)
 from app.providers.errors import ProviderError
 
 
@@ -53,6 +59,10 @@ class RunnableTarget(Protocol):
     @property
     def max_concurrency(self) -> int | None:
         """Cases to run at once against this target, when it says."""
+        ...
+
+    def untaken_options(self, options: ModelOptions) -> list[str]:
+        """The sampling options set in ``options`` that the target's API does not take."""
         ...
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from pydantic import ValidationError
+
 from app.errors import InvalidRequest
 from app.evaluation.arms import RunArm, arm_targets
 from app.evaluation.context import RunnableTarget, TargetLookup
@@ -46,7 +48,9 @@ class RunPlan:
         case_timeout_seconds: Time limit of one case; ``None`` for none.
         trials: How often each case runs (the suite's ``repeat``; a case's own wins).
         candidate_options: Sampling options of every candidate call (``/v1`` runs'
-            ``sampling_params``); unset ones are the target's.
+            ``sampling_params``); unset ones are ``target_options``'.
+        target_options: The model settings the suite gives the candidate target (a promptfoo
+            provider's ``config``); unset ones are the target's own.
         workspace: The suite's agent workspace: each case works in a fresh copy of it.
         budget_usd: The suite's cost budget: once the run's finished cases cost this much, no
             more of its cases start (those not started are recorded as not run).
@@ -72,6 +76,7 @@ class RunPlan:
     case_timeout_seconds: float | None = None
     trials: Trials = field(default_factory=Trials)
     candidate_options: ModelOptions = field(default_factory=ModelOptions)
+    target_options: ModelOptions = field(default_factory=ModelOptions)
     workspace: Workspace | None = None
     budget_usd: float | None = None
     default_system_prompt: str = DEFAULT_SYSTEM_PROMPT
@@ -161,6 +166,8 @@ def build_run_plan(
             raise EmbeddingsTargetMisused(runtime.name, role, runtime.kind)
     for name in evaluator_targets(suite):
         targets.get(name)
+    settings = suite_settings(suite, candidate)
+    check_judge_options(suite, targets, judge.name)
     problems = embedding_problems(suite_graders(suite), embedding_targets(targets))
     problems += moderation_problems(suite_graders(suite), moderation_targets(targets))
     if problems:
@@ -181,6 +188,7 @@ def build_run_plan(
         judge_attempts=judge_attempts,
         case_timeout_seconds=case_timeout_seconds,
         trials=suite.trials,
+        target_options=settings,
         workspace=suite.workspace,
         budget_usd=budget_usd if budget_usd is not None else suite.budget_usd,
         default_system_prompt=next(
@@ -189,6 +197,39 @@ def build_run_plan(
             if prompt is not None
         ),
     )
+
+
+def suite_settings(suite: EvalSuite, candidate: RunnableTarget) -> ModelOptions:
+    """The model settings the suite gives ``candidate``; one its API does not take is a 422."""
+    settings = suite.target_options.get(candidate.name, ModelOptions())
+    refused = candidate.untaken_options(settings)
+    if refused:
+        raise InvalidRequest(
+            f"target {candidate.name!r} does not take {', '.join(refused)}, which the suite's "
+            "provider config sets: remove it, or name a target whose API takes it"
+        )
+    return settings
+
+
+def check_judge_options(suite: EvalSuite, targets: TargetLookup, judge: str) -> None:
+    """Refuse (422) a grader's ``judge_options`` its judge target's API does not take."""
+    for grader in suite_graders(suite):
+        raw = (grader.model_extra or {}).get("judge_options")
+        if not raw:
+            continue
+        try:
+            options = ModelOptions.model_validate(raw)
+        except ValidationError as exc:
+            raise InvalidRequest(
+                f"grader {grader.name!r}: judge_options: {exc.errors()[0]['msg']}"
+            ) from exc
+        runtime = targets.get(grader.target or judge)
+        refused = runtime.untaken_options(options)
+        if refused:
+            raise InvalidRequest(
+                f"grader {grader.name!r}: judge target {runtime.name!r} does not take "
+                f"{', '.join(refused)} (its grading provider's config)"
+            )
 
 
 def compares_arms(suite: EvalSuite) -> bool:

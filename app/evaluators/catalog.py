@@ -55,6 +55,7 @@ _REGEX = _TEXT | {"flags"}
 _JUDGE = frozenset(
     {"prompt", "rubrics", "criteria", "value", "target", "required", "min_score", "threshold"}
     | {"temperature", "max_steps", "negate", "config", "preprocessors", "provider"}
+    | {"judge_options"}
 )
 _CODE = frozenset({"command", "script", "cwd", "target", "config", "required", "min_score"})
 _METRIC = frozenset({"threshold", "budget", "negate", "required", "min_score"})

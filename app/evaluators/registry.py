@@ -244,7 +244,7 @@ def build_registry() -> EvaluatorRegistry:
     # A judge here takes one step, so it is always within a ``max_steps`` limit.
     judge_options = (
         *("prompt", "rubrics", "criteria", "value", "target", "provider"),
-        *("temperature", "max_steps", "preprocessors"),
+        *("temperature", "judge_options", "max_steps", "preprocessors"),
     )
     judge = LlmJudgeEvaluator(RubricEvaluator())
     registry.register("llm_judge", judge, judge_options)
@@ -253,7 +253,7 @@ def build_registry() -> EvaluatorRegistry:
         registry.register(
             name,
             model_graded,
-            ("value", "target", "provider", "test_vars", "contextTransform")
+            ("value", "target", "provider", "test_vars", "contextTransform", "judge_options")
             + (("negate",) if name in SCORED_MODEL_GRADED else ())
             + (("config",) if name == "conversation_relevance" else ()),
             default_pass_mark=pass_mark(name),

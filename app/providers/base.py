@@ -32,6 +32,23 @@ class ModelOptions(BaseModel):
     max_output_tokens: int | None = None
     top_p: float | None = Field(None, description="Nucleus sampling, where the API takes it.")
     seed: int | None = Field(None, description="Sampling seed, where the API takes it.")
+    top_k: int | None = Field(None, description="Top-k sampling, where the API takes it.")
+    stop: tuple[str, ...] | None = Field(
+        None, description="Stop sequences, where the API takes them."
+    )
+    frequency_penalty: float | None = Field(
+        None, description="Frequency penalty, where the API takes it."
+    )
+    presence_penalty: float | None = Field(
+        None, description="Presence penalty, where the API takes it."
+    )
+    extra_body: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "Fields of the API's request body sent as written, over the adapter's own "
+            "(a promptfoo provider's `passthrough`, say); a mapping merges into its field."
+        ),
+    )
     json_schema: dict[str, Any] | None = Field(
         None, description="JSON Schema the reply must follow (structured output), if supported."
     )
@@ -46,6 +63,10 @@ class ModelOptions(BaseModel):
             "`structured_output` setting); None: the adapter's strongest form."
         ),
     )
+
+    def over(self, base: ModelOptions) -> ModelOptions:
+        """These options where set, else ``base``'s (a request's over a suite's, say)."""
+        return base.model_copy(update=self.model_dump(exclude_unset=True, exclude_none=True))
 
 
 class ToolCall(BaseModel):

@@ -16,9 +16,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, Field
 
+from app.providers.adapters.http import options_api, untaken_options
 from app.providers.base import (
     CallObserver,
     CallRole,
+    ModelOptions,
     NoObserver,
     Provider,
     ProviderKind,
@@ -162,6 +164,10 @@ class TargetRuntime:
         base_url = config.endpoint_url()
         self.base_url = _strip_credentials(base_url) if base_url else None
         self._where = config.provider  # never the base URL: errors reach API callers
+
+    def untaken_options(self, options: ModelOptions) -> list[str]:
+        """The sampling options set in ``options`` that this target's API does not take."""
+        return untaken_options(options_api(self.config), options)
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         """Call the provider within the role's limit, retrying by policy, within the deadline.

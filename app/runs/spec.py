@@ -38,6 +38,8 @@ class PlanSpec(BaseModel):
     judge_attempts: int = Field(ge=1)
     case_timeout_seconds: float | None = None
     candidate_options: ModelOptions | None = None
+    target_options: ModelOptions | None = None
+    """The suite's settings of the target (a promptfoo provider's config); unset for none."""
     arms: tuple[ArmSpec, ...] | None = None
     compares_arms: bool | None = None
     """True when a grader compares the arms' answers (select-best); unset otherwise."""
@@ -50,6 +52,7 @@ class ArmSpec(BaseModel):
     judge_target: str
     max_concurrency: int = Field(ge=1)
     prompt: str | None = None
+    target_options: ModelOptions | None = None
 
 
 class RunSpec(BaseModel):
@@ -96,10 +99,8 @@ def build_run_spec(run: PreparedRun) -> RunSpec:
             guideline_patterns=plan.guideline_patterns,
             judge_attempts=plan.judge_attempts,
             case_timeout_seconds=plan.case_timeout_seconds,
-            # Unset for runs without options, so their stored specs stay as they were.
-            candidate_options=(
-                plan.candidate_options if plan.candidate_options != ModelOptions() else None
-            ),
+            candidate_options=_set_options(plan.candidate_options),
+            target_options=_set_options(plan.target_options),
             # Only for a run with arms, so that stored specs of one-target runs stay as they were.
             arms=tuple(
                 ArmSpec(
@@ -107,6 +108,7 @@ def build_run_spec(run: PreparedRun) -> RunSpec:
                     judge_target=arm.judge_target,
                     max_concurrency=arm.max_concurrency,
                     prompt=arm.arm.prompt if arm.arm else None,
+                    target_options=_set_options(arm.target_options),
                 )
                 for arm in plan.arm_plans
             )
@@ -114,6 +116,11 @@ def build_run_spec(run: PreparedRun) -> RunSpec:
             compares_arms=plan.compares_arms or None,
         ),
     )
+
+
+def _set_options(options: ModelOptions) -> ModelOptions | None:
+    """``options``, or None for none set (stored specs of runs without stay as they were)."""
+    return options if options != ModelOptions() else None
 
 
 def case_definition(formatted: FormattedCase) -> str:
@@ -170,7 +177,9 @@ def prepare_stored_run(
                 [
                     replace(
                         _stored_plan(
-                            stored.model_copy(update=arm.model_dump(exclude={"prompt"})),
+                            stored.model_copy(
+                                update={k: v for k, v in dict(arm).items() if k != "prompt"}
+                            ),
                             suite,
                             providers,
                         ),
@@ -213,6 +222,7 @@ def _stored_plan(stored: PlanSpec, suite: EvalSuite, providers: TargetLookup) ->
         case_timeout_seconds=stored.case_timeout_seconds,
         trials=suite.trials,
         candidate_options=stored.candidate_options or ModelOptions(),
+        target_options=stored.target_options or ModelOptions(),
         workspace=suite.workspace,
         budget_usd=suite.budget_usd,
     )

@@ -29,7 +29,7 @@ from app.evaluation.openai_graders.python_grader import CODE_GRADERS_OFF
 from app.evaluation.plan import RunPlan, embedding_targets
 from app.evaluation.prepared import PreparedRun
 from app.evaluators.checks.json_schemas import schema_problem
-from app.providers.adapters.http import SAMPLING_OPTIONS
+from app.providers.adapters.http import options_api, untaken_options
 from app.providers.base import ModelOptions
 from app.providers.errors import UnknownTarget
 from app.providers.registry import ProviderRegistry
@@ -399,13 +399,8 @@ class OpenAIEvalService:
             max_output_tokens=next(iter(limits), None),
             reasoning_effort=params.reasoning_effort,
         )
-        config = self._providers.get(target).config
-        provider: str = config.provider
-        if getattr(config, "api_format", "chat") == "responses":
-            provider = "openai-responses"
-        taken = SAMPLING_OPTIONS.get(provider, frozenset())
-        given = options.model_dump(exclude_none=True, exclude={"json_schema_name"})
-        refused = sorted(_WIRE_NAMES.get(k, k) for k in given if k not in taken)
+        provider = options_api(self._providers.get(target).config)
+        refused = sorted(_WIRE_NAMES.get(k, k) for k in untaken_options(provider, options))
         if refused:
             raise invalid(
                 f"{param}.{refused[0]}",

@@ -16,6 +16,7 @@ from app.evaluators.config import EvaluatorConfig
 from app.evaluators.expected import ExpectedMessage
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import DEFAULT_GUIDELINE_PATTERNS, FormattedPrompt, Message
+from app.providers.base import ModelOptions
 from app.suites.tool_use import ToolUse
 
 TrialStrategy = Literal["pass_any", "pass_all", "mean"]
@@ -318,6 +319,13 @@ class EvalSuite(BaseModel):
     target_tools: dict[str, ToolUse] = Field(
         default_factory=dict,
         description="Tools given with one target of ``targets`` (a provider's config): its arm's.",
+    )
+    target_options: dict[str, ModelOptions] = Field(
+        default_factory=dict,
+        description=(
+            "Model settings of a target the suite names (a provider's config): its calls' "
+            "options over the target's own."
+        ),
     )
     guideline_patterns: tuple[str, ...] = DEFAULT_GUIDELINE_PATTERNS
     thresholds: Thresholds = Thresholds()

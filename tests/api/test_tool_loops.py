@@ -288,12 +288,12 @@ async def test_promptfoos_provider_config_gives_the_tools(
         checked = await client.post("/validate", json={"suite": suite})
         response = await client.post("/evaluate", json={"suite": suite})
     assert response.status_code == 200, response.text
-    warnings = json.dumps(checked.json())
-    assert "providers[0].config.temperature" in warnings
+    assert checked.json()["warnings"] == []  # temperature is applied: nothing to warn about
     (record,) = response.json()["results"]
     assert record["target"] == "gpt"
     assert record["status"] == "passed", record
     assert fake_llm.requests[0].json["tool_choice"] == "auto"
+    assert fake_llm.requests[0].json["temperature"] == 0
     assert json.loads(record["candidate_answer"])[0]["function"]["name"] == "get_weather"
 
 

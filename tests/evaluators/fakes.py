@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 from app.evaluation.context import RunnableTarget
 from app.evaluators.config import EvaluatorConfig
 from app.formatting.messages import Message
-from app.providers.base import CallRole, ProviderKind, ProviderRequest, ProviderResponse, Usage
+from app.providers.base import (
+    CallRole,
+    ModelOptions,
+    ProviderKind,
+    ProviderRequest,
+    ProviderResponse,
+    Usage,
+)
 from app.providers.errors import ProviderUnavailable, UnknownTarget
 from app.suites.model import EvalCase
 
@@ -41,6 +48,9 @@ class ScriptedTarget:
     peak: int = 0
     busy_at: int = 0
     busy: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def untaken_options(self, options: ModelOptions) -> list[str]:
+        return []  # a scripted reply takes every option
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         self.requests.append(request)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from app.errors import EvaluatorConfigError
 from app.evaluators.base import EvaluationContext, Evaluator, EvaluatorOutcome, JudgeClient
@@ -213,7 +213,7 @@ async def ask_judge(
     parse: Callable[[str], ParsedT | Unscored],
     attempts: int,
     case_id: str,
-    temperature: float | None = None,
+    options: ModelOptions | None = None,
 ) -> JudgeExchange[ParsedT]:
     """Call the judge until ``parse`` accepts its reply, at most ``attempts`` times.
 
@@ -230,7 +230,7 @@ async def ask_judge(
             question=user_prompt,
             chat_prompt=chat,
             role=CallRole.JUDGE,
-            options=ModelOptions(json_schema=schema, temperature=temperature),
+            options=(options or ModelOptions()).model_copy(update={"json_schema": schema}),
             case_id=case_id,
             attempt=attempt,
         )
@@ -252,14 +252,26 @@ async def ask_judge(
     return exchange
 
 
-def judge_temperature(config: EvaluatorConfig) -> float | None:
-    """The grader's ``temperature`` for its judge calls (None: the target's)."""
-    value = (config.model_extra or {}).get("temperature")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 2:
+def judge_options(config: EvaluatorConfig) -> ModelOptions:
+    """The options of the grader's judge calls: its ``judge_options`` and ``temperature``.
+
+    Unset ones are the judge target's own.
+    """
+    extra = config.model_extra or {}
+    value = extra.get("temperature")
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 2
+    ):
         raise EvaluatorConfigError(f"evaluator {config.name!r}: 'temperature' is 0 to 2")
-    return float(value)
+    try:
+        options = ModelOptions.model_validate(extra.get("judge_options") or {})
+    except ValidationError as exc:
+        raise EvaluatorConfigError(
+            f"evaluator {config.name!r}: 'judge_options' {exc.errors()[0]['msg']}"
+        ) from exc
+    if value is None:
+        return options
+    return options.model_copy(update={"temperature": float(value)})
 
 
 def unscored_result(
@@ -305,7 +317,7 @@ class LlmJudgeEvaluator:
             parse=parse_verdict,
             attempts=context.judge_attempts,
             case_id=context.case.id,
-            temperature=judge_temperature(config),
+            options=judge_options(config),
         )
         if isinstance(exchange.parsed, Unscored):
             result = unscored_result(config, exchange, exchange.parsed.reason)

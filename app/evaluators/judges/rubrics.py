@@ -20,7 +20,7 @@ from app.evaluators.judges.judge_output import RubricChecks, Unscored, parse_rub
 from app.evaluators.judges.llm_judge import (
     JudgeExchange,
     ask_judge,
-    judge_temperature,
+    judge_options,
     judge_user_prompt,
     unscored_result,
 )
@@ -196,7 +196,7 @@ class RubricEvaluator:
             parse=lambda text: parse_rubric_checks(text, checked, scored),
             attempts=context.judge_attempts,
             case_id=context.case.id,
-            temperature=judge_temperature(config),
+            options=judge_options(config),
         )
         if isinstance(exchange.parsed, Unscored):
             result = unscored_result(config, exchange, exchange.parsed.reason)

@@ -14,7 +14,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from app.providers.adapters.http import HttpAdapter, UpstreamError, model_options, sampling_fields
+from app.providers.adapters.http import (
+    HttpAdapter,
+    UpstreamError,
+    model_options,
+    sampling_fields,
+    with_extra_body,
+)
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
 from app.providers.finish_reasons import normalise_finish_reason
 from app.providers.messages.tool_calls import answer_text, api_call, call_id, numbered, result_text
@@ -86,7 +92,7 @@ def messages_body(
     body["messages"] += tool_loop_messages(request)
     if temperature is not None:
         body["temperature"] = temperature
-    body.update(sampling_fields(request, top_p="top_p"))
+    body.update(sampling_fields(request, top_p="top_p", top_k="top_k", stop="stop_sequences"))
     if request.tools or request.hosted_tools:
         body["tools"] = [
             {"name": t.name, **({"description": t.description} if t.description else {}),
@@ -106,7 +112,7 @@ def messages_body(
             }
         ]
         body["tool_choice"] = {"type": "tool", "name": name}
-    return body, schema_rewrites + conversation.rewrites
+    return with_extra_body(body, request), schema_rewrites + conversation.rewrites
 
 
 def anthropic_tool_choice(choice: ToolChoice) -> dict[str, Any]:

@@ -17,7 +17,13 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, Field
 
-from app.providers.adapters.http import HttpAdapter, UpstreamError, model_options, sampling_fields
+from app.providers.adapters.http import (
+    HttpAdapter,
+    UpstreamError,
+    model_options,
+    sampling_fields,
+    with_extra_body,
+)
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
 from app.providers.finish_reasons import normalise_finish_reason
 from app.providers.messages.tool_calls import api_call, call_id, numbered
@@ -74,6 +80,17 @@ class _ErrorBody(BaseModel):
     error: _ErrorDetail
 
 
+# The sampling options this API takes besides temperature and the token limit, by body name.
+GEMINI_SAMPLING = {
+    "top_p": "topP",
+    "seed": "seed",
+    "top_k": "topK",
+    "stop": "stopSequences",
+    "frequency_penalty": "frequencyPenalty",
+    "presence_penalty": "presencePenalty",
+}
+
+
 def generate_content_body(
     request: ProviderRequest, *, temperature: float | None, max_output_tokens: int | None
 ) -> tuple[dict[str, Any], list[str]]:
@@ -113,7 +130,7 @@ def generate_content_body(
         config["temperature"] = temperature
     if max_tokens is not None:
         config["maxOutputTokens"] = max_tokens
-    config.update(sampling_fields(request, top_p="topP", seed="seed"))
+    config.update(sampling_fields(request, **GEMINI_SAMPLING))
     schema = request.options.json_schema
     if schema is not None and form in ("json_schema", "json_object"):
         config["responseMimeType"] = "application/json"
@@ -121,7 +138,7 @@ def generate_content_body(
             config["responseSchema"] = gemini_schema(schema)
     if config:
         body["generationConfig"] = config
-    return body, schema_rewrites + conversation.rewrites
+    return with_extra_body(body, request), schema_rewrites + conversation.rewrites
 
 
 def gemini_tool_choice(choice: ToolChoice) -> dict[str, Any]:

@@ -17,7 +17,13 @@ import httpx
 import orjson
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from app.providers.base import CallRole, ProviderKind, ProviderRequest, ProviderResponse
+from app.providers.base import (
+    CallRole,
+    ModelOptions,
+    ProviderKind,
+    ProviderRequest,
+    ProviderResponse,
+)
 from app.providers.errors import (
     ProviderError,
     ProviderQuotaExhausted,
@@ -393,23 +399,57 @@ def hide_address(text: str, url: str) -> str:
 
 # Sampling options each provider's API takes, besides temperature and the token limit (which
 # every API provider takes); the mock takes all and ignores them, agent CLIs take none.
+_CHAT = {"temperature", "max_output_tokens", "top_p", "seed", "reasoning_effort"}
+_CHAT |= {"stop", "frequency_penalty", "presence_penalty", "extra_body"}
 SAMPLING_OPTIONS: dict[str, frozenset[str]] = {
-    "openai": frozenset({"temperature", "max_output_tokens", "top_p", "seed", "reasoning_effort"}),
-    "azure": frozenset({"temperature", "max_output_tokens", "top_p", "seed", "reasoning_effort"}),
-    # The Responses API takes no seed.
+    "openai": frozenset(_CHAT),
+    "azure": frozenset(_CHAT),
+    # The Responses API takes no seed, stop sequences or penalties.
     "openai-responses": frozenset(
-        {"temperature", "max_output_tokens", "top_p", "reasoning_effort"}
+        {"temperature", "max_output_tokens", "top_p", "reasoning_effort", "extra_body"}
     ),
-    "gemini": frozenset({"temperature", "max_output_tokens", "top_p", "seed"}),
-    "anthropic": frozenset({"temperature", "max_output_tokens", "top_p"}),
-    "mock": frozenset({"temperature", "max_output_tokens", "top_p", "seed", "reasoning_effort"}),
+    "gemini": frozenset(
+        {"temperature", "max_output_tokens", "top_p", "seed", "top_k", "stop"}
+        | {"frequency_penalty", "presence_penalty", "extra_body"}
+    ),
+    "anthropic": frozenset(
+        {"temperature", "max_output_tokens", "top_p", "top_k", "stop", "extra_body"}
+    ),
+    "mock": frozenset(ModelOptions.model_fields) - {"json_schema", "json_schema_name"},
 }
 
 
+def options_api(target: Any) -> str:
+    """The ``SAMPLING_OPTIONS`` key of a target's config: its provider, or its OpenAI API."""
+    if getattr(target, "api_format", "chat") == "responses":
+        return "openai-responses"
+    return str(target.provider)
+
+
+def untaken_options(api: str, options: ModelOptions) -> list[str]:
+    """The options set in ``options`` that the ``api`` (an ``options_api``) does not take.
+
+    Only sampling options count (not a judge's schema, nor the structured-output form).
+    """
+    taken = SAMPLING_OPTIONS.get(api, frozenset())
+    given = options.model_dump(
+        exclude_none=True, exclude={"json_schema", "json_schema_name", "structured_output"}
+    )
+    return sorted(key for key in given if key not in taken)
+
+
 def sampling_fields(request: ProviderRequest, **names: str) -> dict[str, Any]:
-    """The body fields of the request's ``top_p`` and ``seed``, under the API's ``names``."""
+    """The body fields of the request's sampling options in ``names``, under the API's names."""
     options = request.options.model_dump(include=set(names), exclude_none=True)
-    return {names[key]: value for key, value in options.items()}
+    return {names[key]: list(v) if key == "stop" else v for key, v in options.items()}
+
+
+def with_extra_body(body: dict[str, Any], request: ProviderRequest) -> dict[str, Any]:
+    """``body`` with the request's ``extra_body`` fields over it (a mapping merged into its own)."""
+    for key, value in (request.options.extra_body or {}).items():
+        own = body.get(key)
+        body[key] = {**own, **value} if isinstance(own, dict) and isinstance(value, dict) else value
+    return body
 
 
 def model_options(

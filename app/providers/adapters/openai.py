@@ -22,6 +22,7 @@ from app.providers.adapters.http import (
     UpstreamError,
     model_options,
     sampling_fields,
+    with_extra_body,
 )
 from app.providers.base import ProviderRequest, ProviderResponse, ToolCall, Usage
 from app.providers.finish_reasons import normalise_finish_reason
@@ -86,6 +87,16 @@ class _ErrorBody(BaseModel):
     error: _ErrorDetail | str
 
 
+# The sampling options this API takes besides temperature and the token limit, by body name.
+CHAT_SAMPLING = {
+    "top_p": "top_p",
+    "seed": "seed",
+    "stop": "stop",
+    "frequency_penalty": "frequency_penalty",
+    "presence_penalty": "presence_penalty",
+}
+
+
 def chat_completions_body(
     request: ProviderRequest,
     *,
@@ -114,7 +125,7 @@ def chat_completions_body(
         body["temperature"] = temperature
     if max_tokens is not None:
         body[max_tokens_key] = max_tokens
-    body.update(sampling_fields(request, top_p="top_p", seed="seed"))
+    body.update(sampling_fields(request, **CHAT_SAMPLING))
     effort = request.options.reasoning_effort or reasoning_effort
     if effort is not None:
         body["reasoning_effort"] = effort
@@ -127,7 +138,7 @@ def chat_completions_body(
     if schema is not None:
         name = request.options.json_schema_name
         body.update(_structured_fields(schema, name, form, schema_in_json_mode=schema_in_json_mode))
-    return body, schema_rewrites + rewrites
+    return with_extra_body(body, request), schema_rewrites + rewrites
 
 
 def function_object(tool: ToolSpec) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from app.providers.adapters.http import model_options, sampling_fields
+from app.providers.adapters.http import model_options, sampling_fields, with_extra_body
 from app.providers.adapters.openai import TOOL_DESCRIPTION, OpenAIAdapter, function_object
 from app.providers.base import ProviderRequest, ProviderResponse, ToolCall, Usage
 from app.providers.finish_reasons import normalise_finish_reason
@@ -136,7 +136,7 @@ def responses_body(
     tools += [t.spec for t in request.hosted_tools]
     if tools:
         body["tools"] = tools
-    return body, schema_rewrites + rewrites
+    return with_extra_body(body, request), schema_rewrites + rewrites
 
 
 def _structured(

@@ -35,6 +35,7 @@ from app.suites.graders.kinds import (
     weighted_children,
 )
 from app.suites.graders.user_types import as_program
+from app.suites.prompts_vars.provider_config import grading_settings
 
 _RUNNABLE = ", ".join(EVALUATOR_TYPES)
 SCRIPT_FILES = (".js", ".cjs", ".mjs", ".py")
@@ -284,6 +285,9 @@ def _judge_provider(
     ``provider`` is promptfoo's word, and AgentV's July layout's.
     """
     rest = {key: value for key, value in raw.items() if key != "provider"}
+    settings = grading_settings(raw["provider"], (*path, "provider"), findings)
+    if settings:
+        rest["judge_options"] = settings
     name = provider_name(raw["provider"])
     if name is None:
         findings.error(

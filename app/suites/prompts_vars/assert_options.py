@@ -2,9 +2,10 @@
 
 An ``llm-rubric`` assert's own ``rubricPrompt`` (text, messages, or a ``file://`` YAML, JSON
 or text file) is its judge prompt, over a test's or ``defaultTest``'s ``options.rubricPrompt``
-(read as ``rubric_prompt`` reads those). Its ``config`` is promptfoo's settings of the grading
-provider (temperature, tokens): here the judge target's own settings apply, so it is warned
-about, as a provider's ``config`` is.
+(read as ``rubric_prompt`` reads those). Its ``config`` (temperature, tokens) is not given to
+the grading provider by promptfoo 0.123.1 (measured: the grading call keeps its settings), so
+it is not read here either, with a warning saying so; a grading provider object's own
+``config`` is read (``provider_config.grading_settings``).
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ def with_assert_options(
         if "config" in own:
             findings.warn(
                 (*where, "config"),
-                "not read: the judge target's own settings apply (promptfoo gives it to the "
-                "grading provider)",
+                "not read: promptfoo 0.123.1 does not give it to the grading provider either "
+                "(its grading calls keep their settings): set them on the grading provider's "
+                "config",
             )
         if index >= len(changed) or "rubricPrompt" not in own:
             continue

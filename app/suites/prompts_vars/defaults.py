@@ -23,6 +23,7 @@ from app.suites.documents.parsing import parse_yaml
 from app.suites.files.sources import Sources, strip_file_prefix
 from app.suites.graders.lists import provider_name, read_transform
 from app.suites.prompts_vars.embedding import options_embedding
+from app.suites.prompts_vars.provider_config import grading_settings
 from app.suites.prompts_vars.rubric_prompt import grader_family, read_rubric_prompt
 from app.suites.prompts_vars.scoring import KEY as SCORING
 from app.suites.prompts_vars.scoring import read_scoring_function
@@ -52,6 +53,14 @@ OPTIONS_UNREAD_BY_PROMPTFOO = {
 """Keys promptfoo's own examples write that promptfoo accepts and never reads: warned about."""
 
 
+@dataclass(frozen=True)
+class Judge:
+    """The grading ``provider`` of ``options``: its target, and its config's settings."""
+
+    target: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class DefaultTest:
     """What every test inherits: variables, graders (appended), pass mark, metadata."""
@@ -62,8 +71,8 @@ class DefaultTest:
     threshold: Any = None
     metadata: dict[str, Any] = field(default_factory=dict)
     tool_use: ToolUse | None = None
-    judge: str | None = None
-    """The judge target ``options.provider`` names for model graders without their own."""
+    judge: Judge | None = None
+    """The judge ``options.provider`` names for model graders without their own."""
     embedding: str | None = None
     """The embeddings target ``options.provider.embedding`` names (``similar`` graders)."""
     transform: str | None = None
@@ -145,8 +154,8 @@ def default_test(document: Mapping[str, Any], sources: Sources, findings: Findin
     )
 
 
-def options_judge(raw: Any, path: DocumentPath, findings: Findings) -> str | None:
-    """The judge target of ``options`` (its ``provider``); keys not read refused by name."""
+def options_judge(raw: Any, path: DocumentPath, findings: Findings) -> Judge | None:
+    """The judge of ``options`` (its ``provider``); keys not read refused by name."""
     if raw is None:
         return None
     if not isinstance(raw, dict):
@@ -166,7 +175,9 @@ def options_judge(raw: Any, path: DocumentPath, findings: Findings) -> str | Non
             (*path, "provider"),
             f"must name a judge target (a string or {{id}}), not {describe(raw['provider'])}",
         )
-    return name
+    if name is None:
+        return None
+    return Judge(name, grading_settings(raw["provider"], (*path, "provider"), findings))
 
 
 def options_transform(raw: Any, path: DocumentPath, findings: Findings) -> str | None:
@@ -195,13 +206,17 @@ def transformed_by(
 
 
 def judged_by(
-    graders: tuple[EvaluatorConfig, ...], judge: str | None
+    graders: tuple[EvaluatorConfig, ...], judge: Judge | None
 ) -> tuple[EvaluatorConfig, ...]:
-    """Model graders without a judge target of their own get the test's (``options``)."""
+    """Model graders without a judge target of their own get the test's (``options``).
+
+    With it, the settings of its config (their judge calls' options).
+    """
     if judge is None:
         return graders
+    settings = {"judge_options": dict(judge.options)} if judge.options else {}
     return tuple(
-        grader.model_copy(update={"target": judge})
+        grader.model_copy(update={"target": judge.target, **settings})
         if grader.target is None and grader_family(grader) == "model"
         else grader
         for grader in graders

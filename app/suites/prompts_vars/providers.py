@@ -1,68 +1,105 @@
 """The suite's ``providers`` (or AgentV's ``targets``) of the prompts/providers/vars layout.
 
 Each provider names a target (its label, else its id) and is an arm of the run; a
-provider's ``config`` gives its tools (the rest is the target's own business, warned about)
-and its ``prompts`` narrows its arms to those prompts.
+provider's ``config`` gives its arm's model settings and tools (``provider_config``), and its
+``prompts`` narrows its arms to those prompts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from app.providers.base import ModelOptions
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe
 from app.suites.prompts_vars.prompts import Prompt, prompts_named
+from app.suites.prompts_vars.provider_config import read_model_settings, tool_keys
 from app.suites.target_lists import read_target_list
-from app.suites.tool_use import TOOL_USE_KEYS, ToolUse, read_tool_use
+from app.suites.tool_use import ToolUse, read_tool_use
+
+
+@dataclass
+class SuiteProviders:
+    """What a suite's providers say: the targets, and each one's tools, prompts and settings.
+
+    ``tool_use`` is the tools of a suite with one provider (every case's); with several,
+    ``target_tools`` gives each target's (its arm's).
+    """
+
+    targets: tuple[str, ...] = ()
+    tool_use: ToolUse | None = None
+    target_tools: dict[str, ToolUse] = field(default_factory=dict)
+    target_prompts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    target_options: dict[str, ModelOptions] = field(default_factory=dict)
 
 
 def read_providers(
     document: Mapping[str, Any], findings: Findings, texts: Mapping[str, str], prompts: list[Prompt]
-) -> tuple[tuple[str, ...], ToolUse | None, dict[str, ToolUse], dict[str, tuple[str, ...]]]:
-    """The providers named (targets), their tools (of one alone; of each of several), prompts.
+) -> SuiteProviders:
+    """The providers named (targets), with their tools, prompts and model settings.
 
     Several providers make a run of one arm per provider (the target x prompt matrix), each
-    with the tools of its config; a provider's ``prompts`` narrows its arms to those prompts.
+    with the tools and settings of its config; a provider's ``prompts`` narrows its arms to
+    those prompts.
     """
     if "targets" in document:  # AgentV's list in this layout
         if "providers" in document:
             findings.error(("targets",), "name the targets once: 'providers' or 'targets'")
-        return read_target_list(document, findings), None, {}, {}
+        return SuiteProviders(targets=read_target_list(document, findings))
     providers = document.get("providers", document.get("target"))
     if providers is None:
-        return (), None, {}, {}
+        return SuiteProviders()
     listed = providers if isinstance(providers, list) else [providers]
-    names: list[str] = []
-    tools: list[ToolUse | None] = []
-    target_prompts: dict[str, tuple[str, ...]] = {}
+    read = SuiteProviders()
+    tools: dict[str, ToolUse | None] = {}
     for index, provider in enumerate(listed):
         where: DocumentPath = (
             ("providers", index) if isinstance(providers, list) else ("providers",)
         )
-        if isinstance(provider, dict):
-            name, tool_use = provider_entry(provider, where, findings, texts)
-            if name is not None and "prompts" in provider:
-                chosen = prompts_named(provider["prompts"], prompts, (*where, "prompts"), findings)
-                target_prompts[name] = tuple(prompt.id for prompt in chosen)
-        elif isinstance(provider, str) and provider.strip():
-            name, tool_use = provider.strip(), None
-        else:
-            findings.error(where, f"must name a target, not {describe(provider)}")
-            continue
-        if name is not None:
-            names.append(name)
-            tools.append(tool_use)
-    return (
-        tuple(names),
-        tools[0] if len(tools) == 1 else None,
-        (
-            {name: tool_use for name, tool_use in zip(names, tools, strict=True) if tool_use}
-            if len(names) > 1
-            else {}
-        ),
-        target_prompts,
-    )
+        name = _one_provider(provider, where, findings, texts, prompts, read, tools)
+        if name is not None and name in tools:
+            findings.error(
+                where,
+                f"names target {name!r} again: give each provider its own 'label' (a target "
+                "configured under that name) to run it twice",
+            )
+    read.targets = tuple(tools)
+    if len(tools) == 1:
+        read.tool_use = next(iter(tools.values()))
+    elif tools:
+        read.target_tools = {name: tool_use for name, tool_use in tools.items() if tool_use}
+    return read
+
+
+def _one_provider(
+    provider: Any,
+    where: DocumentPath,
+    findings: Findings,
+    texts: Mapping[str, str],
+    prompts: list[Prompt],
+    read: SuiteProviders,
+    tools: dict[str, ToolUse | None],
+) -> str | None:
+    """Read one provider into ``read`` and ``tools``; its name when named again (else None)."""
+    settings = None
+    if isinstance(provider, dict):
+        name, tool_use, settings = provider_entry(provider, where, findings, texts)
+    elif isinstance(provider, str) and provider.strip():
+        name, tool_use = provider.strip(), None
+    else:
+        findings.error(where, f"must name a target, not {describe(provider)}")
+        return None
+    if name is None or name in tools:
+        return name
+    tools[name] = tool_use
+    if settings is not None:
+        read.target_options[name] = settings
+    if isinstance(provider, dict) and "prompts" in provider:
+        chosen = prompts_named(provider["prompts"], prompts, (*where, "prompts"), findings)
+        read.target_prompts[name] = tuple(prompt.id for prompt in chosen)
+    return None
 
 
 def provider_entry(
@@ -70,21 +107,19 @@ def provider_entry(
     where: DocumentPath,
     findings: Findings,
     texts: Mapping[str, str],
-) -> tuple[str | None, ToolUse | None]:
-    """``{id, label?, config?}``: the target its label (else id) names, and the config's tools.
-
-    The rest of ``config`` (temperature, models...) is the target's business: warned about.
-    """
+) -> tuple[str | None, ToolUse | None, ModelOptions | None]:
+    """``{id, label?, config?}``: the target its label (else id) names, its tools and settings."""
     name = provider.get("label") or provider.get("id")
     if not isinstance(name, str) or not name.strip():
         findings.error(where, "an inline provider needs an 'id' or 'label' naming a target")
-        return None, None
+        return None, None, None
     for key in sorted(set(provider) - {"id", "label", "config", "prompts"}):
         findings.warn((*where, key), "not read: the target's own settings apply")
     config = provider.get("config") or {}
     if not isinstance(config, dict):
         findings.error((*where, "config"), f"must be a mapping, not {describe(config)}")
-        return None, None
-    for key in sorted(set(config) - TOOL_USE_KEYS):
-        findings.warn((*where, "config", key), "not read: the target's own settings apply")
-    return name.strip(), read_tool_use(config, (*where, "config"), findings, texts)
+        return None, None, None
+    at, provider_id = (*where, "config"), provider.get("id")
+    settings = read_model_settings(config, provider_id, at, findings)
+    tools = read_tool_use(tool_keys(config, provider_id), at, findings, texts)
+    return name.strip(), tools, settings

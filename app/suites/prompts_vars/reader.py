@@ -144,9 +144,8 @@ def read_prompts_vars(
     defaults.globs = sources.globs
     defaults.missing_vars = frozenset(sources.missing_vars)
     defaults.providers = suite_providers(document)
-    targets, defaults.tool_use, target_tools, target_prompts = read_providers(
-        document, findings, sources.texts, prompts
-    )
+    providers = read_providers(document, findings, sources.texts, prompts)
+    targets, defaults.tool_use = providers.targets, providers.tool_use
     set_provider(targets[0] if targets else "")  # what prompt programs are told
     defaults.suite_graders = document.get("assert")
     cases: list[EvalCase] = []
@@ -174,9 +173,10 @@ def read_prompts_vars(
         dataset=dataset_name(None, name, sources.source_name),
         target=targets[0] if len(targets) == 1 else None,
         targets=targets if len(targets) > 1 else (),
-        target_tools=target_tools,
+        target_tools=providers.target_tools,
+        target_options=providers.target_options,
         prompts=tuple(prompt.id for prompt in prompts) if len(prompts) > 1 else (),
-        target_prompts=target_prompts,
+        target_prompts=providers.target_prompts,
         cases=tuple(cases),
         metadata=metadata_of(document, METADATA_KEYS),
         workspace=read_workspace(document, sources.texts, findings),

@@ -15,6 +15,11 @@
   is a comparison's: it is answered ``Answer <word> is the best.``, so ``PICK=1`` names the
   second answer and ``PICK=none`` none of them.
 
+- A prompt ``SETTINGS:<anything>:END`` is answered with the model settings the request
+  carries, as a JSON object (``max_tokens`` for any spelling of the token limit), so that a
+  provider's ``config`` is seen in its output. ``GRADE=T`` in a rubric grades with the
+  request's temperature (0 when it sends none), so that a grading provider's is seen too.
+
 Every other request gets the default reply (the last user turn echoed).
 """
 
@@ -29,17 +34,37 @@ from app.providers.structured_output.schema_instance import instance_from_schema
 from testkit.fake_llm import FakeLLM, Reply
 from testkit.fake_wire import RecordedRequest, last_user_text, requested_schema
 
+SETTINGS_PREFIX = "SETTINGS:"
+SETTINGS_KEYS = (
+    *("temperature", "top_p", "seed", "stop", "frequency_penalty", "presence_penalty"),
+    *("store", "metadata", "user", "logit_bias", "reasoning_effort"),
+)
+TOKEN_LIMITS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 REPLY_PREFIX = "REPLY:"
 CALL_PREFIX = "CALL:"
 REPLY_END = ":END"
-_GRADE = re.compile(r"GRADE=([01](?:\.\d+)?)")
+_GRADE = re.compile(r"GRADE=([01](?:\.\d+)?|T)")
 _PICK = re.compile(r"PICK=(\w+)")
 
 
 def grade_of(recorded: RecordedRequest) -> float | None:
     """The score a grader request asks for (``GRADE=0.7`` in its text), or None."""
     found = _GRADE.search(recorded.messages_text())
-    return float(found.group(1)) if found else None
+    if found is None:
+        return None
+    if found.group(1) == "T":
+        return float((recorded.json or {}).get("temperature") or 0)
+    return float(found.group(1))
+
+
+def settings_of(recorded: RecordedRequest) -> str:
+    """The model settings of ``recorded`` as JSON text (the token limit as ``max_tokens``)."""
+    body = recorded.json if isinstance(recorded.json, dict) else {}
+    settings = {key: body[key] for key in SETTINGS_KEYS if key in body}
+    limit = next((body[key] for key in TOKEN_LIMITS if key in body), None)
+    if limit is not None:
+        settings["max_tokens"] = limit
+    return json.dumps(settings, sort_keys=True)
 
 
 def _satisfied(value: Any, met: bool) -> Any:
@@ -132,6 +157,8 @@ def respond(recorded: RecordedRequest) -> Reply | None:
     if text.startswith(CALL_PREFIX) and text.endswith(REPLY_END):
         name, _, arguments = text[len(CALL_PREFIX) : -len(REPLY_END)].partition(":")
         return Reply(tool_calls=[{"name": name, "arguments": arguments}])
+    if text.startswith(SETTINGS_PREFIX) and text.endswith(REPLY_END):
+        return Reply(text=settings_of(recorded))
     if text.startswith(REPLY_PREFIX) and text.endswith(REPLY_END):
         reply = text[len(REPLY_PREFIX) : -len(REPLY_END)]
         return Reply(text=reply.replace("\\n", "\n"))
