@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from app.providers.base import ModelOptions
 from app.suites.documents.findings import Findings
 from app.suites.prompts_vars.provider_config import (
+    API_FIELDS,
     SETTINGS,
     api_family,
     read_model_settings,
@@ -90,6 +91,7 @@ _KEYS = st.sampled_from(
         *SETTINGS,
         *("generationConfig", "passthrough", "store", "thinking", "apiKey", "headers"),
         *("showThinking", "modalities", "instructions", "cache_control", "n", "best_of"),
+        *("output_format", "logit_bias", "service_tier"),
     ]
 ) | st.text(max_size=8)
 _IDS = st.sampled_from(
@@ -111,4 +113,18 @@ def test_every_key_is_applied_or_named_never_dropped_quietly(
             continue
         if key in SETTINGS or key in ("generationConfig", "passthrough", "responseSchema"):
             continue  # options (the cases above); their invalid values are named errors
-        assert key in body, (key, value, options)
+        placed = API_FIELDS.get(api_family(provider_id) or "", {}).get(key, (key,))[0]
+        assert placed in body, (key, value, options)
+
+
+def test_fields_go_where_promptfoo_puts_them_and_those_it_drops_are_named() -> None:
+    schema = {"type": "json_schema", "schema": {"type": "object"}}
+    options, findings = read({"output_format": schema, "seed": 3}, "anthropic:messages:x")
+    assert options == ModelOptions(extra_body={"output_config": {"format": schema}})
+    assert findings.warnings == [
+        "providers[0].config.seed: not read: promptfoo's anthropic provider does not send it "
+        "either"
+    ]
+    options, findings = read({"logit_bias": {"42": -1}}, "openai:chat:x")
+    assert options is None
+    assert "does not send it either" in findings.warnings[0]

@@ -55,17 +55,30 @@ SETTINGS: dict[str, str] = {
 }
 """promptfoo's spellings of the model settings, by the option each is here."""
 
-API_FIELDS: dict[str, frozenset[str]] = {
-    "chat": frozenset({"store", "metadata", "user", "service_tier", "logit_bias", "verbosity"}),
-    "responses": frozenset({"instructions", "store", "metadata", "user", "service_tier"}),
-    "anthropic": frozenset({"thinking", "metadata", "output_format", "cache_control"}),
-    "gemini": frozenset({"safetySettings", "toolConfig"}),
+
+def _as_written(*keys: str) -> dict[str, tuple[str, ...]]:
+    return {key: (key,) for key in keys}
+
+
+API_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "chat": _as_written("store", "metadata", "user", "service_tier", "verbosity"),
+    "responses": _as_written("instructions", "store", "metadata", "user", "service_tier"),
+    "anthropic": {
+        **_as_written("thinking", "metadata", "cache_control"),
+        "output_format": ("output_config", "format"),
+    },
+    "gemini": _as_written("safetySettings", "toolConfig"),
 }
-"""Body fields promptfoo sends as written, by its provider's API (measured on 0.123.1)."""
+"""Body fields promptfoo sends for its provider's API, by key: where in the body it puts them.
+
+Measured on 0.123.1 with an echoing fake, except ``verbosity`` (promptfoo sends it to
+reasoning models only) and Gemini's two (fields of its API, unmeasured).
+"""
 
 UNSENT: dict[str, frozenset[str]] = {
     "chat": frozenset({"max_output_tokens", "maxOutputTokens", "top_k", "topK", "instructions"})
-    | {"n", "logprobs", "stop_sequences", "stopSequences", "modalities", "extra_body"},
+    | {"n", "logprobs", "stop_sequences", "stopSequences", "modalities", "extra_body"}
+    | {"logit_bias"},
     "responses": frozenset({"seed", "stop", "stop_sequences", "stopSequences"}),
     "anthropic": frozenset({"stop", "seed", "max_completion_tokens"}),
 }
@@ -175,7 +188,11 @@ def _read_key(
         else:
             findings.error(path, f"must be a mapping of body fields, not {describe(value)}")
     elif family is not None and key in API_FIELDS[family]:
-        extra[key] = value
+        *parents, last = API_FIELDS[family][key]
+        place = extra
+        for parent in parents:
+            place = place.setdefault(parent, {})
+        place[last] = value
     elif key not in TOOL_USE_KEYS and not (family == "gemini" and key == "responseSchema"):
         refuse(findings, path, f"config key {key!r}", _why_not(family))
 
