@@ -128,3 +128,20 @@ def test_fields_go_where_promptfoo_puts_them_and_those_it_drops_are_named() -> N
     options, findings = read({"logit_bias": {"42": -1}}, "openai:chat:x")
     assert options is None
     assert "does not send it either" in findings.warnings[0]
+
+
+def test_geminis_settings_read_as_promptfoo_sends_them() -> None:
+    config = {
+        "generationConfig": {"temperature": 0.4},
+        "temperature": 0.9,
+        "topK": 5,
+        "seed": 4,
+        "tool_config": {"function_calling_config": {"mode": "auto"}},
+    }
+    options, findings = read(config, "google:gemini-2.5-pro")
+    assert options == ModelOptions(
+        temperature=0.4,  # generationConfig wins, wherever it is written
+        top_k=5,
+        extra_body={"toolConfig": {"functionCallingConfig": {"mode": "AUTO"}}},
+    )
+    assert [w.split(": ", 1)[0] for w in findings.warnings] == ["providers[0].config.seed"]

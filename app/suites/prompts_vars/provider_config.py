@@ -67,7 +67,7 @@ API_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
         **_as_written("thinking", "metadata", "cache_control"),
         "output_format": ("output_config", "format"),
     },
-    "gemini": _as_written("safetySettings", "toolConfig"),
+    "gemini": {**_as_written("safetySettings", "toolConfig"), "tool_config": ("toolConfig",)},
 }
 """Body fields promptfoo sends for its provider's API, by key: where in the body it puts them.
 
@@ -81,6 +81,7 @@ UNSENT: dict[str, frozenset[str]] = {
     | {"logit_bias"},
     "responses": frozenset({"seed", "stop", "stop_sequences", "stopSequences"}),
     "anthropic": frozenset({"stop", "seed", "max_completion_tokens"}),
+    "gemini": frozenset({"stop", "seed"}),
 }
 """Keys promptfoo 0.123.1's provider of that API reads but does not send (measured)."""
 
@@ -146,7 +147,8 @@ def read_model_settings(
     family = api_family(provider_id)
     options: dict[str, Any] = {}
     extra: dict[str, Any] = {}
-    for key, value in config.items():
+    # Gemini's generationConfig wins over the same settings outside it (measured).
+    for key, value in sorted(config.items(), key=lambda item: item[0] == "generationConfig"):
         _read_key(key, value, family, (*where, key), options, extra, findings)
     if extra:
         options["extra_body"] = extra
@@ -188,11 +190,7 @@ def _read_key(
         else:
             findings.error(path, f"must be a mapping of body fields, not {describe(value)}")
     elif family is not None and key in API_FIELDS[family]:
-        *parents, last = API_FIELDS[family][key]
-        place = extra
-        for parent in parents:
-            place = place.setdefault(parent, {})
-        place[last] = value
+        _put_api_field(API_FIELDS[family][key], value, extra)
     elif key not in TOOL_USE_KEYS and not (family == "gemini" and key == "responseSchema"):
         refuse(findings, path, f"config key {key!r}", _why_not(family))
 
@@ -236,6 +234,31 @@ def _generation_config(
             options[SETTINGS[key]] = item
         else:
             extra.setdefault("generationConfig", {})[key] = item
+
+
+def _put_api_field(where: tuple[str, ...], value: Any, extra: dict[str, Any]) -> None:
+    """Put a body field at ``where`` in ``extra`` (Gemini's ``tool_config`` spelled as the API)."""
+    *parents, last = where
+    place = extra
+    for parent in parents:
+        place = place.setdefault(parent, {})
+    place[last] = _gemini_tool_config(value) if last == "toolConfig" else value
+
+
+def _gemini_tool_config(value: Any) -> Any:
+    """``tool_config`` in the REST API's spelling, as promptfoo sends it (mode upper-cased)."""
+    if not isinstance(value, dict):
+        return value
+    calling = value.get("function_calling_config", value.get("functionCallingConfig"))
+    if not isinstance(calling, dict):
+        return value
+    spelled = {
+        "allowedFunctionNames" if key == "allowed_function_names" else key: item
+        for key, item in calling.items()
+    }
+    if isinstance(spelled.get("mode"), str):
+        spelled["mode"] = spelled["mode"].upper()
+    return {"functionCallingConfig": spelled}
 
 
 def _why_not(family: str | None) -> str:
