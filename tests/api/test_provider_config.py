@@ -95,7 +95,7 @@ async def test_each_providers_settings_reach_its_arms_calls_in_its_apis_form(
         "metadata": {"team": "evals"}, "logit_bias": {"50256": -100},
     }  # fmt: skip
     assert (responses["temperature"], responses["max_output_tokens"]) == (0.4, 60)
-    assert responses["instructions"] == "Be brief."
+    assert responses["instructions"].startswith("Be brief.\n\n")  # then the prompt's system
     assert (claude["max_tokens"], claude["top_k"], claude["stop_sequences"]) == (2000, 5, ["##"])
     assert claude["thinking"] == {"type": "enabled", "budget_tokens": 1024}
     assert gemini["generationConfig"] == {
@@ -133,8 +133,14 @@ async def test_a_durable_run_gives_each_arm_its_own_providers_settings(
         ({"id": "openai:chat:x", "label": "gpt", "config": {"n": 2, "best_of": 3}}, "best_of"),
         ({"id": "anthropic:x", "label": "claude", "config": {"showThinking": True}}, "Thinking"),
         ({"id": "openai:chat:x", "label": "gpt", "config": {"temperature": "hot"}}, "hot"),
+        # body fields that would choose the model or how many answers come back
+        ({"id": "openai:x", "label": "gpt", "config": {"passthrough": {"model": "o3"}}}, "model"),
+        ({"id": "openai:x", "label": "gpt", "config": {"passthrough": {"n": 9}}}, "'n'"),
     ],
-    ids=["untaken-seed", "untaken-stop", "unknown-key", "show-thinking", "bad-value"],
+    ids=[
+        *("untaken-seed", "untaken-stop", "unknown-key", "show-thinking", "bad-value"),
+        *("passthrough-model", "passthrough-n"),
+    ],
 )
 async def test_a_setting_that_cannot_apply_is_refused_by_name(
     tmp_path: Path,

@@ -122,8 +122,7 @@ def test_fields_go_where_promptfoo_puts_them_and_those_it_drops_are_named() -> N
     options, findings = read({"output_format": schema, "seed": 3}, "anthropic:messages:x")
     assert options == ModelOptions(extra_body={"output_config": {"format": schema}})
     assert findings.warnings == [
-        "providers[0].config.seed: not read: promptfoo's anthropic provider does not send it "
-        "either"
+        "providers[0].config.seed: not read: promptfoo's anthropic provider does not send it either"
     ]
     options, findings = read({"logit_bias": {"42": -1}}, "openai:chat:x")
     assert options is None
@@ -145,3 +144,25 @@ def test_geminis_settings_read_as_promptfoo_sends_them() -> None:
         extra_body={"toolConfig": {"functionCallingConfig": {"mode": "AUTO"}}},
     )
     assert [w.split(": ", 1)[0] for w in findings.warnings] == ["providers[0].config.seed"]
+
+
+def test_extra_body_fields_never_replace_what_the_adapter_wrote() -> None:
+    from app.formatting.messages import ChatMessage
+    from app.providers.adapters.gemini import generate_content_body
+    from app.providers.base import ProviderRequest
+
+    extra = {
+        "generationConfig": {"responseMimeType": "text/plain", "thinkingConfig": {"b": 0}},
+        "contents": [],
+        "safetySettings": [],
+    }
+    request = ProviderRequest(
+        question="hi",
+        chat_prompt=(ChatMessage(role="user", content="hi"),),
+        options=ModelOptions(json_schema={"type": "object"}, extra_body=extra),
+    )
+    body, _ = generate_content_body(request, temperature=None, max_output_tokens=None)
+    assert body["contents"] != []
+    assert body["generationConfig"]["responseMimeType"] == "application/json"
+    assert body["generationConfig"]["thinkingConfig"] == {"b": 0}
+    assert body["safetySettings"] == []

@@ -445,11 +445,21 @@ def sampling_fields(request: ProviderRequest, **names: str) -> dict[str, Any]:
 
 
 def with_extra_body(body: dict[str, Any], request: ProviderRequest) -> dict[str, Any]:
-    """``body`` with the request's ``extra_body`` fields over it (a mapping merged into its own)."""
-    for key, value in (request.options.extra_body or {}).items():
-        own = body.get(key)
-        body[key] = {**own, **value} if isinstance(own, dict) and isinstance(value, dict) else value
-    return body
+    """``body`` with the request's ``extra_body`` fields added where the body has none.
+
+    A field the adapter wrote (the model, the messages, a judge's schema...) is never
+    replaced: a mapping is merged into its own, key by key, the same way.
+    """
+    return _added(body, request.options.extra_body or {})
+
+
+def _added(own: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    for key, value in extra.items():
+        if key not in own:
+            own[key] = value
+        elif isinstance(own[key], dict) and isinstance(value, dict):
+            own[key] = _added(dict(own[key]), value)
+    return own
 
 
 def model_options(

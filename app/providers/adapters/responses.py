@@ -136,6 +136,11 @@ def responses_body(
     tools += [t.spec for t in request.hosted_tools]
     if tools:
         body["tools"] = tools
+    given = (request.options.extra_body or {}).get("instructions")
+    if isinstance(given, str) and instructions is not None:
+        # A provider's own instructions come first, then the prompt's system text (promptfoo
+        # sends the latter as an input item after them).
+        body["instructions"] = f"{given}\n\n{instructions}"
     return with_extra_body(body, request), schema_rewrites + rewrites
 
 

@@ -96,6 +96,9 @@ CONNECTION = frozenset(
 )
 """Keys of how, where and to which model promptfoo connects: here the target's business."""
 
+RESERVED = frozenset({"model", "stream", "stream_options", "n", "best_of"})
+"""Body fields a suite may not set: the model, the number of answers, how they arrive."""
+
 _FAMILIES = (
     ("openai:responses:", "responses"),
     ("azure:responses:", "responses"),
@@ -150,6 +153,13 @@ def read_model_settings(
     # Gemini's generationConfig wins over the same settings outside it (measured).
     for key, value in sorted(config.items(), key=lambda item: item[0] == "generationConfig"):
         _read_key(key, value, family, (*where, key), options, extra, findings)
+    for key in sorted(RESERVED & set(extra)):
+        refuse(
+            findings,
+            (*where, "passthrough", key),
+            f"body field {key!r}",
+            "a suite never chooses the model, how many answers it gives or how they arrive",
+        )
     if extra:
         options["extra_body"] = extra
     if not options:
