@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
-from scipy import stats
 
 from app.evaluators.results import CaseStatus, Verdict
 
@@ -148,6 +147,10 @@ def paired_difference(base: Sequence[float], head: Sequence[float]) -> PairedDif
             p_value=1.0 if exact else 0.0,
             significant=not exact,
         )
+    # scipy (with numpy) takes about a second to import: only a comparison with varying
+    # differences needs it, so the service and every process it starts load it on first use.
+    from scipy import stats
+
     result = stats.ttest_rel(list(head), list(base))
     interval = result.confidence_interval(confidence_level=CONFIDENCE)
     p_value = float(result.pvalue)
