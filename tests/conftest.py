@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -12,9 +13,12 @@ import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.evaluators.offload import cpu_process
 from app.main import create_app
+from app.runs import database
+from app.runs.storage import store
 from app.settings import Settings
 from testkit.fake_llm import FakeLLM, FakeLLMs, serve_fake_llms
 from testkit.openai_spec import SPEC_VARIABLE, SpecValidator, load_spec, spec_path
@@ -55,6 +59,42 @@ def _cpu_processes() -> Iterator[None]:
     """The service's CPU processes, held for the session: each app built finds them running
     (rather than starting and stopping two processes per app), and they stop at its end."""
     with cpu_process.hold():
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _migrated_sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A new SQLite database starts as a copy of one migrated once for the session.
+
+    Every app a test starts (and every store) opens a fresh database, and Alembic's 19
+    migrations took 0.1 s of CPU each time. The copy is a database those same migrations built;
+    ``migrate`` still runs on it (finding it current), on PostgreSQL, in the server processes
+    the end-to-end tests start, and wherever a test calls Alembic itself.
+    """
+    template = tmp_path_factory.mktemp("migrated") / "eval.db"
+    real_migrate = database.migrate
+
+    async def build() -> None:
+        engine = database.create_engine(f"sqlite+aiosqlite:///{template}")
+        try:
+            await real_migrate(engine)
+        finally:
+            await engine.dispose()  # the last connection folds the write-ahead log in
+
+    asyncio.run(build())
+
+    def copy_to(path: Path) -> None:
+        if not path.exists():
+            shutil.copyfile(template, path)
+
+    async def migrate_from_template(engine: AsyncEngine) -> None:
+        path = engine.url.database
+        if engine.dialect.name == "sqlite" and path and path != ":memory:":
+            await asyncio.to_thread(copy_to, Path(path))
+        await real_migrate(engine)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store, "migrate", migrate_from_template)
         yield
 
 
