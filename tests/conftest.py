@@ -62,6 +62,29 @@ def _cpu_processes() -> Iterator[None]:
         yield
 
 
+SAMPLE_RUN_VARIABLE = "EVAL_SAMPLE_RUN"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_sample_runs() -> Iterator[None]:
+    """Apps the tests build make no sample run unless the test asks for one (``sample_run``).
+
+    A fresh server creates and runs two sample runs (one on a slow mock arm) as it starts:
+    0.25-0.35 s of each app start's time, for hundreds of apps that never look at them.
+    Tests that look at them ask for them (the ``sample_runs`` fixture); servers in processes
+    of their own get only the environment the test gives them.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(SAMPLE_RUN_VARIABLE, "false")
+        yield
+
+
+@pytest.fixture
+def sample_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Apps built in this test make their sample runs, as a fresh server does."""
+    monkeypatch.delenv(SAMPLE_RUN_VARIABLE)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _migrated_sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """A new SQLite database starts as a copy of one migrated once for the session.

@@ -18,6 +18,8 @@ from tests.contract.prefilled import (
     operations,
 )
 
+pytestmark = pytest.mark.usefixtures("sample_runs")  # a fresh server's sample runs
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.main import create_app
@@ -125,6 +126,7 @@ async def test_a_failing_count_leaves_the_counts_out_but_the_scrape_succeeds() -
     assert any(name == "eval_provider_calls_total" for name, _ in found)
 
 
+@pytest.mark.usefixtures("sample_runs")
 async def test_the_stored_runs_and_cases_are_counted(
     client: httpx.AsyncClient,
 ) -> None:

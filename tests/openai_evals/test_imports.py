@@ -142,6 +142,7 @@ async def test_what_cannot_be_carried_is_refused_by_name(
     assert named in answer.json()["error"]["message"]
 
 
+@pytest.mark.usefixtures("sample_runs")
 async def test_a_run_of_this_service_is_left_alone(http: httpx.AsyncClient) -> None:
     await wait_for_run(http, SAMPLE_EVAL_RUN_ID)
     path = f"/v1/imports/evals/{SAMPLE_EVAL_ID}/runs/{SAMPLE_EVAL_RUN_ID}"

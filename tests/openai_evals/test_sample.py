@@ -19,6 +19,7 @@ from app.settings import Settings
 from tests.conftest import ClientFactory, started, wait_for_run
 from tests.runs.conftest import POSTGRES_URL_VARIABLE, _reset_postgres, postgres_url
 
+pytestmark = pytest.mark.usefixtures("sample_runs")  # a fresh server's sample runs
 RUN_PATH = f"/v1/evals/{SAMPLE_EVAL_ID}/runs/{SAMPLE_EVAL_RUN_ID}"
 
 

@@ -18,6 +18,8 @@ from testkit.fake_llm import FakeLLM
 from tests.conftest import ClientFactory, started, wait_for_run
 from tests.runs.conftest import POSTGRES_URL_VARIABLE, _reset_postgres, postgres_url
 
+pytestmark = pytest.mark.usefixtures("sample_runs")  # a fresh server's sample runs
+
 
 async def run_ids(client: httpx.AsyncClient) -> list[str]:
     return [run["id"] for run in (await client.get("/runs")).json()["runs"]]
