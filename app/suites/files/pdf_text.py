@@ -14,9 +14,6 @@ from __future__ import annotations
 import io
 import logging
 
-from pypdf import PdfReader
-from pypdf.errors import PyPdfError
-
 from app.errors import FileRefused
 
 PDF_SUFFIX = ".pdf"
@@ -35,6 +32,10 @@ def pdf_text(data: bytes) -> str:
     Raises:
         FileRefused: The bytes are not a PDF pypdf can read, or it has too many pages.
     """
+    # Imported here: pypdf took 80 ms of every start of the service, which rarely reads a PDF.
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # its warnings are about the file
     try:
         reader = PdfReader(io.BytesIO(data))
