@@ -23,12 +23,13 @@ ENV PATH=/opt/venv/bin:$PATH \
 # git clones a workspace's repositories (EVAL_GIT_MIRRORS, EVAL_GIT_REMOTES); bubblewrap is
 # the sandbox every program a suite names runs in (code graders, hooks, /v1 python graders;
 # docs/operations.md, "Security model"; prlimit and setpriv are util-linux's); nodejs runs
-# promptfoo's `javascript` asserts that name a file, in that sandbox. Not pinned to
+# promptfoo's `javascript` asserts that name a file, and ruby its `ruby` asserts, in that
+# sandbox. Not pinned to
 # a Debian revision: the archive replaces them with each security fix, and a pin would then
 # break the build instead of taking the fix.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install --yes --no-install-recommends git bubblewrap nodejs \
+    && apt-get install --yes --no-install-recommends git bubblewrap nodejs ruby \
     && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 eval \
     && useradd --system --uid 10001 --gid eval --no-create-home --home-dir /nonexistent \

@@ -30,6 +30,8 @@ NEEDS = {
     "tool_trajectory": "a target that reports tool calls (mock `tool_calls`, a CLI agent's JSON)",
     "moderation": "a moderation target (`api_format: moderation`; the grader's `provider`, "
     "else the first)",
+    "ruby": "`EVAL_CODE_GRADERS=true`, a suite file under a workspace root and `ruby` in the "
+    "sandbox's runtime",
 }
 """What a grader type needs to run, beyond its own options (the family's, unless listed)."""
 START = "<!-- grader-table:start -->"

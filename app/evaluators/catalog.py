@@ -263,7 +263,7 @@ GRADER_TYPES: tuple[GraderType, ...] = (
         _TEXT | {"config"},
     ),
     GraderType("python", "code", "inline Python decides (promptfoo)", (), _TEXT | {"config"}),
-    GraderType("ruby", "code", "Ruby code decides (promptfoo; no Ruby in the sandbox)", (), _TEXT),
+    GraderType("ruby", "code", "inline Ruby decides (promptfoo)", (), _TEXT | {"config"}),
     GraderType("webhook", "code", "an HTTP endpoint decides (promptfoo)", (), _TEXT),
     GraderType(
         "model_graded_closedqa",

@@ -306,7 +306,7 @@ def build_registry() -> EvaluatorRegistry:
     ):
         registry.register(name, DeterministicEvaluator(check, heavy=True), ("value", "negate"))
     scripts = ProgramAssertEvaluator(JavascriptEvaluator())
-    for name in ("javascript", "python"):
+    for name in ("javascript", "python", "ruby"):
         registry.register(
             name, scripts, ("value", "config", "negate", "test_vars", "cwd"), threshold="limit"
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,14 @@ module.exports.broken = () => { throw new Error('broken on purpose'); };
 """
 
 
-async def read(root: Path, grader: dict[str, Any], *, enabled: bool = True) -> SuiteReport:
+async def read(
+    root: Path,
+    grader: dict[str, Any],
+    *,
+    enabled: bool = True,
+    files: Mapping[str, str] | None = None,
+) -> SuiteReport:
+    """The one-test suite of ``grader``, read from ``root/evals`` (``files`` written there too)."""
     suite = {
         "prompts": ["Say {{word}}"],
         "providers": ["t"],
@@ -52,14 +60,23 @@ async def read(root: Path, grader: dict[str, Any], *, enabled: bool = True) -> S
     (root / "evals").mkdir(exist_ok=True)
     (root / "evals" / "checks.py").write_text(CHECKS)
     (root / "evals" / "checks.js").write_text(CHECKS_JS)
+    for name, text in (files or {}).items():
+        (root / "evals" / name).write_text(text)
     (root / "evals" / "promptfooconfig.yaml").write_text(json.dumps(suite))
     return await check_suite(
         "evals/promptfooconfig.yaml", file_source=source(roots=[root]), code_graders=enabled
     )
 
 
-async def grade(root: Path, grader: dict[str, Any], answer: str) -> EvaluatorResult:
-    report = await read(root, grader)
+async def grade(
+    root: Path,
+    grader: dict[str, Any],
+    answer: str,
+    programs: ProgramRunner | None = None,
+    files: Mapping[str, str] | None = None,
+) -> EvaluatorResult:
+    """``grader``'s result on ``answer``, its programs run by ``programs`` (the default's)."""
+    report = await read(root, grader, files=files)
     assert report.suite is not None, report.errors
     case = report.suite.cases[0]
     context = EvaluationContext(
@@ -68,7 +85,7 @@ async def grade(root: Path, grader: dict[str, Any], answer: str) -> EvaluatorRes
         candidate_answer=answer,
         judge=ScriptedTarget(),
         judge_attempts=1,
-        programs=ProgramRunner(roots=(root,)),
+        programs=programs or ProgramRunner(roots=(root,)),
     )
     return (await EVALUATORS.run(case.evaluators[0], context)).result
 
@@ -81,12 +98,28 @@ async def grade(root: Path, grader: dict[str, Any], answer: str) -> EvaluatorRes
         ({"value": "len(output) / 20", "threshold": 0.6}, "0123456789", False, 0.5, "0.5"),
         ({"value": "json.loads(output)['n'] == 2"}, '{"n": 2}', True, 1.0, "returned true"),
         (
-            {"value": "if 'hello' in output:\n    return {'pass': True, 'score': 0.9}\nreturn 0"},
+            {
+                "value": "if 'hello' in output:\n"
+                "    return {'pass': True, 'score': 0.9, 'reason': 'hi'}\nreturn 0"
+            },
             "hello",
             True,
             0.9,
-            "grading result",
+            "hi",
         ),
+        # promptfoo reads a python/ruby result strictly (script_results): a grading result
+        # needs pass, score and reason; text is read as a boolean or a number
+        ({"value": "{'pass': True, 'score': 0.9}"}, "x", False, 0.0, "with all three"),
+        (
+            {"value": "{'pass': True, 'score': 0.4, 'reason': 'low'}", "threshold": 0.5},
+            "x",
+            False,
+            0.4,
+            "below the threshold 0.5: low",
+        ),
+        ({"value": "'TRUE'"}, "x", True, 1.0, "returned true"),
+        ({"value": "'0.7 of it'"}, "x", True, 0.7, "returned 0.7"),
+        ({"value": "None"}, "x", False, 0.0, "nothing (nil/None)"),
         ({"value": "missing_name"}, "x", False, 0.0, "NameError: name 'missing_name'"),
         ({"value": "'text'"}, "x", False, 0.0, "must return a boolean, a number or"),
         ({"value": "file://checks.py"}, "hello", True, 1.0, "returned true"),
@@ -142,13 +175,16 @@ def test_inline_code_becomes_a_function_as_in_promptfoo() -> None:
     assert "def main(output, context):\n\t\tif output:\n\t\t\treturn True" in body
 
 
-async def test_python_asserts_need_code_graders_and_a_suite_file(tmp_path: Path) -> None:
-    report = await read(tmp_path, {"type": "python", "value": "True"}, enabled=False)
+@pytest.mark.parametrize("language", ["python", "ruby"])
+async def test_program_asserts_need_code_graders_and_a_suite_file(
+    tmp_path: Path, language: str
+) -> None:
+    report = await read(tmp_path, {"type": language, "value": "True"}, enabled=False)
     assert "code graders are not enabled" in errors_by_path(report)["tests[0]"]
     inline = {
         "prompts": ["Hi"],
         "providers": ["t"],
-        "tests": [{"assert": [{"type": "python", "value": "True"}]}],
+        "tests": [{"assert": [{"type": language, "value": "True"}]}],
     }
     report = await check(inline, code_graders=True)
     assert "never in a suite sent in the request body" in errors_by_path(report)["tests[0]"]

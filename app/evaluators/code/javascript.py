@@ -141,7 +141,13 @@ def script_output(config: EvaluatorConfig, context: EvaluationContext) -> Any:
 
 def scored_outcome(config: EvaluatorConfig, result: Any, what: str) -> EvaluatorOutcome:
     """The grader's result for what a script returned (``negate`` applied)."""
-    held, score, reason = _verdict(config, result, what)
+    return verdict_outcome(config, *_verdict(config, result, what))
+
+
+def verdict_outcome(
+    config: EvaluatorConfig, held: bool, score: float, reason: str
+) -> EvaluatorOutcome:
+    """The grader's result for a script's ``(held, score, reason)``, ``negate`` applied."""
     passed = held != config.negate
     if config.negate:
         score = 1.0 - score if 0 <= score <= 1 else score

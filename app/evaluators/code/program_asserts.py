@@ -1,4 +1,4 @@
-"""promptfoo's ``python`` asserts and ``javascript`` files, run in the sandbox (``programs``).
+"""promptfoo's ``python`` and ``ruby`` asserts and ``javascript`` files, run in the sandbox.
 
 The code sees ``output`` (the answer) and ``context`` (``vars``, ``prompt``, ``test``,
 ``config``), as in promptfoo. Inline Python of one line is an expression; more lines are the
@@ -8,10 +8,13 @@ calls ``name``; ``file://check.js`` calls what the module exports (a function, o
 ``name`` with ``:name``) with ``node`` (a TypeScript file with ``bun``), awaited when it
 returns a promise; when it throws
 (or exports no such function) the grader is an error, as promptfoo reports the test.
-Inline JavaScript runs in the embedded engine instead (``javascript``). The result reads as
-a ``javascript`` assert's does (a boolean, a number, a grading result ``{pass, score,
-reason}``, ``pass_`` accepted for ``pass``); an exception, a timeout or a refusal of the
-sandbox fails the grader with the error as its reason. Only when the operator enables code
+Inline JavaScript runs in the embedded engine instead (``javascript``); Ruby (inline, or
+``file://check.rb[:name]``, ``get_assert`` by default) with ``ruby`` (``ruby``). A
+``javascript`` file's result reads as a ``javascript`` assert's does (a boolean, a number, a
+grading result ``{pass, score, reason}``); a ``python`` or ``ruby`` assert's as promptfoo reads
+it, more strictly (``script_results``). An exception, a timeout or a refusal of the sandbox
+fails the grader with the error as its reason; a sandbox whose runtime lacks the interpreter
+(``ruby``, ``bun``) makes it an error naming the program. Only when the operator enables code
 graders and the suite was read from a workspace root (``app.suites.graders.programs`` places
 it).
 """
@@ -20,19 +23,23 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome
+from app.evaluators.code import ruby
 from app.evaluators.code.code_judge import placed_program
 from app.evaluators.code.javascript import (
     JavascriptEvaluator,
     scored_outcome,
     script_context,
     script_output,
+    verdict_outcome,
 )
-from app.evaluators.code.programs import ProgramError, ProgramRunner
+from app.evaluators.code.programs import ProgramError, ProgramNotFound, ProgramRunner
+from app.evaluators.code.script_results import script_verdict
 from app.evaluators.config import EvaluatorConfig
 
 FILE_PREFIX = "file://"
@@ -93,11 +100,20 @@ class Language:
     driver_file: str
     driver: str
     env: tuple[tuple[str, str], ...] = ()
+    throw_fails: bool = False
+    """Whether code that throws fails its assert (Python, Ruby) rather than erring its test."""
 
 
 PYTHON = Language(
-    "the Python assert", ("python3", "-I"), "promptfoo_assert_driver.py", PYTHON_DRIVER
+    "the Python assert",
+    ("python3", "-I"),
+    "promptfoo_assert_driver.py",
+    PYTHON_DRIVER,
+    throw_fails=True,
 )
+RUBY = Language("the Ruby assert", ("ruby",), ruby.DRIVER_FILE, ruby.driver(MARK), throw_fails=True)
+"""Ruby runs as Debian's ``ruby`` in the sandbox (``ruby``); a sandbox runtime without it
+refuses the assert by name (``ProgramNotFound``), an error rather than a failed assert."""
 NODE = Language(
     "the JavaScript file",
     ("node",),
@@ -129,6 +145,15 @@ def inline_source(code: str) -> str:
     return f"import json\n\ndef main(output, context):\n{body}\n"
 
 
+INLINE: dict[str, tuple[Language, str, Callable[[str], str]]] = {
+    "python": (PYTHON, SOURCE_FILE, inline_source),
+    "ruby": (RUBY, ruby.SOURCE_FILE, ruby.inline_source),
+}
+"""Assert types whose inline code runs in the sandbox: its language, the file it is written
+to and how the program is made of it. promptfoo reads their results strictly
+(``script_results``)."""
+
+
 def file_reference(code: str) -> tuple[str, str] | None:
     """``(file, function)`` of a ``file://path[:function]`` value ('' for the default)."""
     stripped = code.strip()
@@ -155,15 +180,15 @@ def needs_program_folder(config: EvaluatorConfig) -> bool:
 
 
 def runs_program(config: EvaluatorConfig) -> bool:
-    """Whether a grader is an assert that runs a program: ``python``, or a ``javascript`` file."""
-    if config.type == "python":
+    """Whether a grader is an assert that runs a program (``python``, ``ruby``, a JS file)."""
+    if config.type in INLINE:
         return True
     code = config.value if isinstance(config.value, str) else ""
     return config.type == "javascript" and file_reference(code) is not None
 
 
 class ProgramAssertEvaluator:
-    """Runs a ``python`` assert, or a ``javascript`` assert's file, in the sandbox.
+    """Runs a ``python`` or ``ruby`` assert, or a ``javascript`` assert's file, in the sandbox.
 
     Inline JavaScript goes to the embedded engine (``inline``).
     """
@@ -179,18 +204,24 @@ class ProgramAssertEvaluator:
             return await self.inline.evaluate(config, context)
         code = config.value if isinstance(config.value, str) else ""
         reference = file_reference(code)
-        file_name = reference[0] if reference else ""
-        language = PYTHON if config.type == "python" else language_of(file_name)
         sources: dict[str, str] = {}
-        if reference is None:  # inline Python (inline JavaScript runs in the engine)
-            reference = (SOURCE_FILE, "main")
-            sources[SOURCE_FILE] = inline_source(code)
-        file, function = reference
+        if reference is None:  # inline Python or Ruby (inline JavaScript runs in the engine)
+            language, source_file, make = INLINE[config.type]
+            reference = (source_file, "main")
+            sources[source_file] = make(code)
+        elif config.type == "python":
+            language = PYTHON
+        else:  # a Ruby assert may name a Python or JavaScript file, and the other way round
+            language = language_of(reference[0])
         output = script_output(config, context)
-        result = await run_function(config, context, language, (file, function), output, sources)
-        if language is not PYTHON and isinstance(result, dict) and "__threw" in result:
-            # promptfoo reports the test as an error, not the assert as failed (measured)
+        result = await run_function(config, context, language, reference, output, sources)
+        threw = isinstance(result, dict) and "__threw" in result
+        if threw and (not language.throw_fails or result.get("__missing")):
+            # JavaScript: promptfoo reports the test as an error, not the assert as failed
+            # (measured); a missing interpreter is refused by name whatever the language
             raise ProgramError(f"{language.name} threw: {result['__threw']}")
+        if config.type in INLINE:
+            return verdict_outcome(config, *script_verdict(config, result, language.name))
         return scored_outcome(config, result, language.name)
 
 
@@ -198,6 +229,8 @@ def language_of(file: str) -> Language:
     """The language a ``file://`` program is run with, by its name."""
     if file.endswith(".py"):
         return PYTHON
+    if file.endswith(".rb"):
+        return RUBY
     return BUN if file.endswith(TYPESCRIPT) else NODE
 
 
@@ -233,7 +266,8 @@ async def call_function(
     """What ``function`` of ``reference``'s file (in ``folder``) returned for ``arguments``.
 
     A JavaScript module without ``function`` named: its default export, else ``fallback``.
-    ``{__threw: why}`` when it threw or could not run in the sandbox.
+    ``{__threw: why}`` when it threw or could not run in the sandbox (with ``__missing`` when
+    the sandbox has no such interpreter).
     """
     file, function = reference
     files = {language.driver_file: language.driver, **(sources or {})}
@@ -247,5 +281,7 @@ async def call_function(
             env=dict(language.env),
         )
         return read_result(ran.stdout, language.name)
+    except ProgramNotFound as exc:  # the sandbox's runtime lacks the interpreter
+        return {"__threw": str(exc), "__missing": True}
     except ProgramError as exc:
         return {"__threw": str(exc)}

@@ -44,6 +44,10 @@ class ProgramError(EvaluatorConfigError):
     """A grader program could not run or did not finish properly (the message says why)."""
 
 
+class ProgramNotFound(ProgramError):
+    """The program named is not on the sandbox's PATH (its runtime lacks that interpreter)."""
+
+
 class ProgramExitError(ProgramError):
     """A program that ran and exited non-zero: ``code`` and the tail of its stderr."""
 
@@ -138,7 +142,7 @@ class ProgramRunner:
         program = resolved[0]
         if os.sep not in program:
             if shutil.which(program, path=self.sandbox.path) is None:
-                raise ProgramError(
+                raise ProgramNotFound(
                     f"the grader program {program!r} was not found on the sandbox's PATH "
                     f"({self.sandbox.path})"
                 )

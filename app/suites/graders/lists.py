@@ -371,7 +371,7 @@ def _variables(
     Scripts see them as ``context.vars``; the model-graded family's questions name the
     test's query and context.
     """
-    if type_name in ("javascript", "python"):
+    if type_name in ("javascript", "python", "ruby"):
         return _script(raw, type_name, path, context)
     if type_name in MODEL_GRADED:
         return {"test_vars": context.render.variables or {}}
@@ -392,13 +392,23 @@ def _script(
 ) -> dict[str, Any]:
     """Code or a ``file://`` (its test's variables kept for ``context.vars``).
 
-    Files, and inline Python, run in the sandbox (placed like code graders); TypeScript files
-    under ``bun``.
+    Files, and inline Python and Ruby, run in the sandbox (placed like code graders);
+    TypeScript files under ``bun``. A ``ruby`` assert's file is a program (promptfoo would
+    read another file's text as Ruby code: refused here by name).
     """
     value = raw.get("value")
     if not isinstance(value, str) or not value.strip():
         context.findings.error(
             (*path, "value"), f"is required: {language.capitalize()} code, not {describe(value)}"
+        )
+        return {}
+    reference = file_reference(value)
+    programs = (".rb", *SCRIPT_FILES, *TYPESCRIPT)
+    if language == "ruby" and reference is not None and not reference[0].endswith(programs):
+        context.findings.error(
+            (*path, "value"),
+            f"{value.strip()!r} is not supported: a ruby assert's file is a Ruby (.rb), Python "
+            "or JavaScript program",
         )
         return {}
     return {"test_vars": context.render.variables or {}}
