@@ -112,8 +112,9 @@ PYTHON = Language(
     throw_fails=True,
 )
 RUBY = Language("the Ruby assert", ("ruby",), ruby.DRIVER_FILE, ruby.driver(MARK), throw_fails=True)
-"""Ruby runs as Debian's ``ruby`` in the sandbox (``ruby``); a sandbox runtime without it
-refuses the assert by name (``ProgramNotFound``), an error rather than a failed assert."""
+"""Ruby runs as Debian's ``ruby`` in the sandbox, with the driver of ``ruby``; a sandbox
+runtime without it refuses the assert by name (``ProgramNotFound``), an error rather than a
+failed assert."""
 NODE = Language(
     "the JavaScript file",
     ("node",),

@@ -25,6 +25,7 @@ from app.evaluators.config import EvaluatorConfig
 
 _LEADING_NUMBER = re.compile(r"[+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
 _SHOWN = 300
+_WANTED = "{pass, score, reason}"
 
 
 def script_verdict(config: EvaluatorConfig, result: Any, what: str) -> tuple[bool, float, str]:
@@ -33,8 +34,6 @@ def script_verdict(config: EvaluatorConfig, result: Any, what: str) -> tuple[boo
         return False, 0.0, f"{what} threw: {result['__threw']}"
     if isinstance(result, str):
         result = _from_text(result)
-        if isinstance(result, tuple):
-            return result
     if isinstance(result, bool):
         return result, float(result), f"{what} returned {str(result).lower()}"
     if isinstance(result, dict) and "__undefined" not in result:
@@ -48,11 +47,11 @@ def script_verdict(config: EvaluatorConfig, result: Any, what: str) -> tuple[boo
     return held, number, f"{what} returned {number:g}"
 
 
-_WANTED = "{pass, score, reason}"
-
-
 def _from_text(text: str) -> Any:
-    """A text result as promptfoo reads it: a boolean, a parsed object, or the text."""
+    """A text result as promptfoo reads it: a boolean, a parsed object, or the text.
+
+    The text left is read as a number, or fails (``{`` that is no JSON object, say).
+    """
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
     if not text.startswith("{"):
@@ -60,7 +59,7 @@ def _from_text(text: str) -> Any:
     try:
         parsed = json.loads(text)
     except ValueError:
-        return False, 0.0, f"the result is not JSON: {text[:_SHOWN]!r}"
+        return text
     return parsed if isinstance(parsed, dict) else text
 
 
