@@ -5,8 +5,9 @@ The image (built by ``../shared/tools/containers/run-container-checks.sh``, whic
 starts its ``eval`` service (the options that bear on the sandbox: ``user``, ``security_opt``,
 ``cap_add``, ``cap_drop``, ``read_only``, ``tmpfs``; a volume on ``/data``), with code graders
 on, a fake provider key in its environment and a workspace root mounted read-only. Inside the
-container, ``POST /evaluate`` grades one case with two code graders of that root: a benign
-one (its score must come back) and a probe that reports what it could see and do. Each fact
+container, ``POST /evaluate`` grades one case with three code graders of that root: a benign
+one and one in Ruby (promptfoo's ``ruby`` asserts need the image's ``ruby``; their scores
+must come back) and a probe that reports what it could see and do. Each fact
 is one ``PASS``/``FAIL`` line; the closing line is ``N passed, N failed``; exit status 1 when
 a check failed. The container has no network (``--network none``): it is reached through
 ``podman exec``, and nothing is published on the host.
@@ -45,6 +46,13 @@ import json, sys
 case = json.load(sys.stdin)
 print(json.dumps({"score": 1.0, "reasoning": "graded inside the sandbox"}))
 """
+
+RUBY = """\
+require 'json'
+question = JSON.parse($stdin.read)['question']
+puts JSON.generate({ score: 1.0, reasoning: "ruby #{RUBY_VERSION} graded #{question}" })
+"""
+"""A grader in Ruby: promptfoo's ``ruby`` asserts need the image's ``ruby`` in the sandbox."""
 
 PROBE = f"""\
 import json, os, resource, socket
@@ -149,10 +157,12 @@ def compose_options(compose_file: Path, service: str = "eval") -> list[str]:
 
 
 def write_root(root: Path) -> None:
-    """The workspace root: one suite (one case, the benign grader and the probe), another."""
+    """The workspace root: one suite (one case: the benign grader, the probe, a Ruby grader),
+    another."""
     folder = root / "sandbox"
     folder.mkdir(parents=True)
     (folder / "benign.py").write_text(BENIGN, encoding="utf-8")
+    (folder / "ruby.rb").write_text(RUBY, encoding="utf-8")
     (folder / "probe.py").write_text(PROBE, encoding="utf-8")
     suite = {
         "tests": [
@@ -163,6 +173,7 @@ def write_root(root: Path) -> None:
                 "assertions": [
                     {"name": "benign", "type": "code-grader", "command": ["python3", "benign.py"]},
                     {"name": "probe", "type": "code-grader", "command": ["python3", "probe.py"]},
+                    {"name": "ruby", "type": "code-grader", "command": ["ruby", "ruby.rb"]},
                 ],
             }
         ]
@@ -216,14 +227,16 @@ def wait_healthy(podman_bin: str, seconds: float) -> bool:
 
 
 def judge(checks: Checks, graders: Sequence[Mapping[str, Any]], uid: int) -> None:
-    """The PASS/FAIL lines for the two graders' results."""
+    """The PASS/FAIL lines for the graders' results."""
     by_name = {grader.get("name"): grader for grader in graders}
-    benign, probe = by_name.get("benign", {}), by_name.get("probe", {})
-    checks.check(
-        f"a benign code grader runs and scores ({benign.get('score')}, "
-        f"{benign.get('status')}: {benign.get('reasoning') or benign.get('error')})",
-        benign.get("score") == 1.0 and benign.get("status") != "error",
-    )
+    probe = by_name.get("probe", {})
+    for name, what in (("benign", "a benign code grader"), ("ruby", "a grader in Ruby")):
+        grader = by_name.get(name, {})
+        checks.check(
+            f"{what} runs and scores ({grader.get('score')}, "
+            f"{grader.get('status')}: {grader.get('reasoning') or grader.get('error')})",
+            grader.get("score") == 1.0 and grader.get("status") != "error",
+        )
     facts: Mapping[str, Any] = (probe.get("details") or {}).get("program") or {}
     if not facts:
         checks.check(f"the probe ran: {json.dumps(probe)[:600]}", False)
