@@ -26,8 +26,9 @@ from app.providers.adapters.http import (
 )
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
 from app.providers.finish_reasons import normalise_finish_reason
+from app.providers.messages.images import gemini_parts
 from app.providers.messages.tool_calls import api_call, call_id, numbered
-from app.providers.messages.turns import alternating_conversation
+from app.providers.messages.turns import Turn, alternating_conversation
 from app.providers.structured_output.json_schema import gemini_schema
 from app.providers.structured_output.structured import with_schema_in_prompt
 from app.settings.hosted_tools import HostedApi
@@ -108,9 +109,9 @@ def generate_content_body(
     body: dict[str, Any] = {}
     if conversation.system is not None:
         body["systemInstruction"] = {"parts": [{"text": conversation.system}]}
+    image_rewrites: list[str] = []
     body["contents"] = [
-        {"role": "model" if t.role == "assistant" else "user", "parts": [{"text": t.text}]}
-        for t in conversation.turns
+        _content(turn, number, image_rewrites) for number, turn in enumerate(conversation.turns, 1)
     ]
     body["contents"] += tool_loop_contents(request)
     if request.tools:
@@ -138,7 +139,18 @@ def generate_content_body(
             config["responseSchema"] = gemini_schema(schema)
     if config:
         body["generationConfig"] = config
-    return with_extra_body(body, request), schema_rewrites + conversation.rewrites
+    rewrites = schema_rewrites + conversation.rewrites + image_rewrites
+    return with_extra_body(body, request), rewrites
+
+
+def _content(turn: Turn, number: int, rewrites: list[str]) -> dict[str, Any]:
+    """A turn as a content: its text part, or its parts when it holds images."""
+    role = "model" if turn.role == "assistant" else "user"
+    if not turn.parts:
+        return {"role": role, "parts": [{"text": turn.text}]}
+    parts, notes = gemini_parts(turn.parts, number)
+    rewrites += notes
+    return {"role": role, "parts": parts}
 
 
 def gemini_tool_choice(choice: ToolChoice) -> dict[str, Any]:
