@@ -18,7 +18,7 @@ from pydantic_core import PydanticCustomError
 
 ImageDetail = Literal["auto", "low", "high", "original"]
 DETAILS: tuple[str, ...] = ("auto", "low", "high", "original")
-_DATA_URI = re.compile(r"data:(image/[A-Za-z0-9.+-]+);base64,([A-Za-z0-9+/]*={0,2})", re.DOTALL)
+_DATA_URI = re.compile(r"data:(image/[A-Za-z0-9.+-]+);base64,([A-Za-z0-9+/]*={0,2})")
 _REMOTE = re.compile(r"https?://[^\s/]+\S*", re.IGNORECASE)
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from app.evaluation.context import cache_key
 from app.formatting import FormatOptions, Message, format_prompt
 from app.formatting.messages import ChatMessage
 from app.providers.adapters.anthropic import messages_body
@@ -92,3 +93,13 @@ def test_chat_and_responses_bodies_pass_the_parts_as_written() -> None:
 )  # fmt: skip
 def test_the_fake_refuses_image_forms_its_api_would_refuse(wire: str, body: dict[str, Any]) -> None:
     assert shape_problems(wire, body)
+
+
+def test_two_requests_differing_only_in_an_image_are_cached_apart() -> None:
+    first = request_for(chat({"role": "user", "content": ["see", image(URL)]}))
+    second = request_for(chat({"role": "user", "content": ["see", image(PNG)]}))
+    assert first.chat_prompt[0].content != second.chat_prompt[0].content
+    same_text = second.model_copy(update={"chat_prompt": (
+        second.chat_prompt[0].model_copy(update={"content": first.chat_prompt[0].content}),
+    )})  # fmt: skip
+    assert cache_key("t", first) != cache_key("t", same_text)
