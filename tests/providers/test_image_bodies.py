@@ -49,11 +49,13 @@ def test_consecutive_user_turns_merge_their_blocks_in_order_for_anthropic_and_ge
 
 
 def test_a_detail_anthropic_and_gemini_cannot_take_is_named_in_the_rewrites() -> None:
-    request = request_for(chat({"role": "user", "content": ["see", image(URL, "high")]}))
+    system = {"role": "system", "content": "Be brief."}
+    request = request_for(chat(system, {"role": "user", "content": ["see", image(URL, "high")]}))
     _, anthropic = messages_body(request, model="m", temperature=None, max_output_tokens=None)
     _, gemini = generate_content_body(request, temperature=None, max_output_tokens=None)
-    assert "image detail 'high' in turn 1 not sent: Anthropic takes no detail setting" in anthropic
-    assert "image detail 'high' in turn 1 not sent: Gemini takes no detail setting" in gemini
+    note = "image detail 'high' in turn 2 not sent: {} takes no detail setting"
+    assert anthropic == [note.format("Anthropic")]
+    assert gemini == [note.format("Gemini")]
 
 
 def test_chat_and_responses_bodies_pass_the_parts_as_written() -> None:

@@ -23,9 +23,9 @@ from app.providers.adapters.http import (
 )
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
 from app.providers.finish_reasons import normalise_finish_reason
-from app.providers.messages.images import anthropic_blocks
+from app.providers.messages.images import anthropic_blocks, dropped_details
 from app.providers.messages.tool_calls import answer_text, api_call, call_id, numbered, result_text
-from app.providers.messages.turns import Turn, alternating_conversation
+from app.providers.messages.turns import alternating_conversation
 from app.providers.structured_output.json_schema import resolve_refs
 from app.providers.structured_output.structured import with_schema_in_prompt
 from app.settings.hosted_tools import HostedApi
@@ -89,8 +89,10 @@ def messages_body(
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens or DEFAULT_MAX_TOKENS}
     if conversation.system is not None:
         body["system"] = conversation.system
-    image_rewrites: list[str] = []
-    body["messages"] = [_message(t, n, image_rewrites) for n, t in enumerate(conversation.turns, 1)]
+    body["messages"] = [
+        {"role": t.role, "content": anthropic_blocks(t.parts) if t.parts else t.text}
+        for t in conversation.turns
+    ]
     body["messages"] += tool_loop_messages(request)
     if temperature is not None:
         body["temperature"] = temperature
@@ -114,17 +116,8 @@ def messages_body(
             }
         ]
         body["tool_choice"] = {"type": "tool", "name": name}
-    rewrites = schema_rewrites + conversation.rewrites + image_rewrites
-    return with_extra_body(body, request), rewrites
-
-
-def _message(turn: Turn, number: int, rewrites: list[str]) -> dict[str, Any]:
-    """A turn as a message: its text, or its blocks when it holds images."""
-    if not turn.parts:
-        return {"role": turn.role, "content": turn.text}
-    blocks, notes = anthropic_blocks(turn.parts, number)
-    rewrites += notes
-    return {"role": turn.role, "content": blocks}
+    images = dropped_details(request.chat_prompt, "Anthropic")
+    return with_extra_body(body, request), schema_rewrites + conversation.rewrites + images
 
 
 def anthropic_tool_choice(choice: ToolChoice) -> dict[str, Any]:

@@ -26,9 +26,9 @@ from app.providers.adapters.http import (
 )
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
 from app.providers.finish_reasons import normalise_finish_reason
-from app.providers.messages.images import gemini_parts
+from app.providers.messages.images import dropped_details, gemini_parts
 from app.providers.messages.tool_calls import api_call, call_id, numbered
-from app.providers.messages.turns import Turn, alternating_conversation
+from app.providers.messages.turns import alternating_conversation
 from app.providers.structured_output.json_schema import gemini_schema
 from app.providers.structured_output.structured import with_schema_in_prompt
 from app.settings.hosted_tools import HostedApi
@@ -109,10 +109,11 @@ def generate_content_body(
     body: dict[str, Any] = {}
     if conversation.system is not None:
         body["systemInstruction"] = {"parts": [{"text": conversation.system}]}
-    image_rewrites: list[str] = []
     body["contents"] = [
-        _content(turn, number, image_rewrites) for number, turn in enumerate(conversation.turns, 1)
-    ]
+        {"role": "model" if t.role == "assistant" else "user",
+         "parts": gemini_parts(t.parts) if t.parts else [{"text": t.text}]}
+        for t in conversation.turns
+    ]  # fmt: skip
     body["contents"] += tool_loop_contents(request)
     if request.tools:
         declarations = [
@@ -139,18 +140,8 @@ def generate_content_body(
             config["responseSchema"] = gemini_schema(schema)
     if config:
         body["generationConfig"] = config
-    rewrites = schema_rewrites + conversation.rewrites + image_rewrites
-    return with_extra_body(body, request), rewrites
-
-
-def _content(turn: Turn, number: int, rewrites: list[str]) -> dict[str, Any]:
-    """A turn as a content: its text part, or its parts when it holds images."""
-    role = "model" if turn.role == "assistant" else "user"
-    if not turn.parts:
-        return {"role": role, "parts": [{"text": turn.text}]}
-    parts, notes = gemini_parts(turn.parts, number)
-    rewrites += notes
-    return {"role": role, "parts": parts}
+    images = dropped_details(request.chat_prompt, "Gemini")
+    return with_extra_body(body, request), schema_rewrites + conversation.rewrites + images
 
 
 def gemini_tool_choice(choice: ToolChoice) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from app.formatting.images import ImagePart
-from app.formatting.messages import ChatPart
+from app.formatting.messages import ChatMessage, ChatPart
 
 
 def responses_content(parts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -34,19 +34,23 @@ def responses_content(parts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return content
 
 
-def _dropped_detail(part: ImagePart, api: str, turn: int) -> list[str]:
-    detail = part.image_url.detail
-    if detail is None:
-        return []
-    return [f"image detail {detail!r} in turn {turn} not sent: {api} takes no detail setting"]
+def dropped_details(chat_prompt: Sequence[ChatMessage], api: str) -> list[str]:
+    """The rewrites naming each image ``detail`` that ``api`` takes no setting for.
+
+    Turns are numbered as the chatPrompt's, from 1 (as every rewrite numbers them).
+    """
+    return [
+        f"image detail {image.image_url.detail!r} in turn {number} not sent: {api} takes no "
+        "detail setting"
+        for number, message in enumerate(chat_prompt, start=1)
+        for image in message.images
+        if image.image_url.detail is not None
+    ]
 
 
-def anthropic_blocks(
-    parts: Sequence[ChatPart], turn: int
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """Anthropic content blocks for a turn's pieces, and the rewrites made."""
+def anthropic_blocks(parts: Sequence[ChatPart]) -> list[dict[str, Any]]:
+    """Anthropic content blocks for a turn's pieces."""
     blocks: list[dict[str, Any]] = []
-    rewrites: list[str] = []
     for part in parts:
         if not isinstance(part, ImagePart):
             blocks.append({"type": "text", "text": part.text})
@@ -58,14 +62,12 @@ def anthropic_blocks(
             else {"type": "base64", "media_type": data[0], "data": data[1]}
         )
         blocks.append({"type": "image", "source": source})
-        rewrites += _dropped_detail(part, "Anthropic", turn)
-    return blocks, rewrites
+    return blocks
 
 
-def gemini_parts(parts: Sequence[ChatPart], turn: int) -> tuple[list[dict[str, Any]], list[str]]:
-    """Gemini parts for a turn's pieces, and the rewrites made."""
+def gemini_parts(parts: Sequence[ChatPart]) -> list[dict[str, Any]]:
+    """Gemini parts for a turn's pieces."""
     out: list[dict[str, Any]] = []
-    rewrites: list[str] = []
     for part in parts:
         if not isinstance(part, ImagePart):
             out.append({"text": part.text})
@@ -79,5 +81,4 @@ def gemini_parts(parts: Sequence[ChatPart], turn: int) -> tuple[list[dict[str, A
             out.append({"fileData": file_data})
         else:
             out.append({"inlineData": {"mimeType": data[0], "data": data[1]}})
-        rewrites += _dropped_detail(part, "Gemini", turn)
-    return out, rewrites
+    return out
