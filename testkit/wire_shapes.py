@@ -4,9 +4,10 @@ JSON Schemas of the request bodies the adapters send, written from each API's re
 (OpenAI Chat Completions and Responses: OpenAI's OpenAPI description; Anthropic Messages and
 Gemini ``generateContent``: their API references), for the parts this service sends: messages
 and their roles, tool declarations, tool choices, tool calls and their results, structured
-output. Beyond the schemas, what the APIs check across fields: a tool result answers a call
-made in the turn before it (OpenAI ``tool_call_id``, Anthropic ``tool_use_id``, Responses
-``call_id``), and Anthropic and Gemini turns alternate.
+output, and images (Chat ``image_url`` parts, Responses ``input_image``, Anthropic ``image``
+blocks, Gemini ``inlineData``/``fileData``). Beyond the schemas, what the APIs check across
+fields: a tool result answers a call made in the turn before it (OpenAI ``tool_call_id``,
+Anthropic ``tool_use_id``, Responses ``call_id``), and Anthropic and Gemini turns alternate.
 """
 
 from __future__ import annotations
@@ -20,6 +21,28 @@ _NAME = {"type": "string", "pattern": "^[a-zA-Z0-9_.:-]{1,64}$"}
 _GEMINI_NAME = {"type": "string", "pattern": "^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$"}
 _OBJECT = {"type": "object"}
 _TEXT_OR_PARTS = {"anyOf": [{"type": "string"}, {"type": "array"}]}
+_DETAIL = {"enum": ["auto", "low", "high"]}
+_CHAT_PART = {"type": "object", "required": ["type"], "oneOf": [
+    {"properties": {"type": {"const": "text"}, "text": {"type": "string"}}, "required": ["text"]},
+    {"properties": {"type": {"const": "refusal"}, "refusal": {"type": "string"}},
+     "required": ["refusal"]},
+    {"properties": {"type": {"const": "image_url"}, "image_url": {
+        "type": "object", "required": ["url"], "additionalProperties": False,
+        "properties": {"url": {"type": "string", "pattern": "^(https?://|data:image/)"},
+                       "detail": _DETAIL}}},
+     "required": ["image_url"], "additionalProperties": False},
+]}  # fmt: skip
+"""A Chat Completions content part: text, refusal, or an image by URL or data URI."""
+_CHAT_CONTENT = {"anyOf": [{"type": "string"}, {"type": "array", "items": _CHAT_PART}]}
+_INPUT_PART = {"type": "object", "required": ["type"], "oneOf": [
+    {"properties": {"type": {"enum": ["input_text", "output_text"]},
+                    "text": {"type": "string"}}, "required": ["text"]},
+    {"properties": {"type": {"const": "input_image"},
+                    "image_url": {"type": "string", "pattern": "^(https?://|data:image/)"},
+                    "detail": {"enum": ["auto", "low", "high", "original"]}},
+     "required": ["image_url", "detail"]},
+]}  # fmt: skip
+"""A Responses input message's content part: text, or an image (``detail`` required)."""
 
 OPENAI_CHAT: dict[str, Any] = {
     "type": "object",
@@ -71,10 +94,10 @@ OPENAI_CHAT: dict[str, Any] = {
                 {"if": {"properties": {"role": {"const": "tool"}}},
                  "then": {"required": ["tool_call_id", "content"]}},
                 {"if": {"properties": {"role": {"const": "assistant"}}},
-                 "then": {"properties": {"content": {"anyOf": [_TEXT_OR_PARTS, {"type": "null"}]},
+                 "then": {"properties": {"content": {"anyOf": [_CHAT_CONTENT, {"type": "null"}]},
                                          "tool_calls": {"type": "array", "minItems": 1,
                                                         "items": {"$ref": "#/$defs/call"}}}},
-                 "else": {"required": ["content"], "properties": {"content": _TEXT_OR_PARTS}}},
+                 "else": {"required": ["content"], "properties": {"content": _CHAT_CONTENT}}},
             ],
         },
     },
@@ -127,7 +150,8 @@ RESPONSES: dict[str, Any] = {
             {"type": "object", "required": ["role", "content"],
              "properties": {"type": {"const": "message"},
                             "role": {"enum": ["user", "assistant", "system", "developer"]},
-                            "content": _TEXT_OR_PARTS}},
+                            "content": {"anyOf": [{"type": "string"}, {
+                                "type": "array", "items": _INPUT_PART}]}}},
             {"type": "object", "required": ["type", "call_id", "name", "arguments"],
              "properties": {"type": {"const": "function_call"}, "call_id": {"type": "string"},
                             "name": {"type": "string"}, "arguments": {"type": "string"}}},
@@ -182,7 +206,17 @@ ANTHROPIC: dict[str, Any] = {
             {"properties": {"type": {"const": "tool_result"}, "tool_use_id": {"type": "string"},
                             "content": _TEXT_OR_PARTS, "is_error": {"type": "boolean"}},
              "required": ["tool_use_id"]},
-            {"properties": {"type": {"enum": ["image", "document", "thinking"]}}},
+            {"properties": {"type": {"const": "image"}, "source": {"oneOf": [
+                {"type": "object", "required": ["type", "media_type", "data"],
+                 "additionalProperties": False,
+                 "properties": {"type": {"const": "base64"}, "data": {"type": "string"},
+                                "media_type": {"enum": ["image/jpeg", "image/png", "image/gif",
+                                                        "image/webp"]}}},
+                {"type": "object", "required": ["type", "url"], "additionalProperties": False,
+                 "properties": {"type": {"const": "url"},
+                                "url": {"type": "string", "pattern": "^https?://"}}},
+            ]}}, "required": ["source"]},
+            {"properties": {"type": {"enum": ["document", "thinking"]}}},
         ]},
     },
 }  # fmt: skip
@@ -224,6 +258,12 @@ GEMINI: dict[str, Any] = {
                 "type": "object", "required": ["name", "response"],
                 "properties": {"name": {"type": "string"}, "response": _OBJECT,
                                "id": {"type": "string"}}}}},
+            {"required": ["inlineData"], "properties": {"inlineData": {
+                "type": "object", "required": ["mimeType", "data"], "additionalProperties": False,
+                "properties": {"mimeType": {"type": "string"}, "data": {"type": "string"}}}}},
+            {"required": ["fileData"], "properties": {"fileData": {
+                "type": "object", "required": ["fileUri"], "additionalProperties": False,
+                "properties": {"mimeType": {"type": "string"}, "fileUri": {"type": "string"}}}}},
         ]},
     },
 }  # fmt: skip

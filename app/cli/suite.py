@@ -26,8 +26,11 @@ class _RecordingSource(FileSource):
 
     recorded: dict[str, str]
 
-    async def collect(self, paths: Sequence[str], pdfs: Collection[str] = ()) -> LoadedFiles:
-        loaded = await super().collect(paths, pdfs)  # a PDF as its text: sent as text
+    async def collect(
+        self, paths: Sequence[str], pdfs: Collection[str] = (), images: Collection[str] = ()
+    ) -> LoadedFiles:
+        # a PDF as its text, an image as its data: URI: sent as text (read so by the server)
+        loaded = await super().collect(paths, pdfs, images)
         self.recorded.update(loaded.files)
         return loaded
 

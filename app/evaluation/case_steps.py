@@ -125,6 +125,12 @@ async def ask_candidate(
     options = plan.candidate_options.over(plan.target_options)
     request = ProviderRequest.for_candidate(formatted, state.case.id, options, folder)
     tool_use = state.case.tool_use
+    if runtime.kind == "agent" and any(turn.parts for turn in formatted.chat_prompt):
+        raise ProviderRejected(
+            f"target {plan.target!r} is an agent: it is given the question as text, which "
+            "shows an image_url part only as a marker; images are sent to API targets only",
+            target=plan.target,
+        )
     if tool_use is not None and runtime.kind == "agent":
         raise ProviderRejected(
             f"target {plan.target!r} is an agent: it takes no tools, canned tool results or "

@@ -13,6 +13,7 @@ from app.formatting.evaluator_prompt import (
     render_evaluator_prompt,
 )
 from app.formatting.guidelines import GuidelineMatcher
+from app.formatting.images import ImagePart
 from app.formatting.messages import (
     DEFAULT_GUIDELINE_PATTERNS,
     DEFAULT_SYSTEM_PROMPT,
@@ -37,6 +38,7 @@ __all__ = [
     "FormatOptions",
     "FormattedPrompt",
     "GuidelineMatcher",
+    "ImagePart",
     "Message",
     "TextPart",
     "format_prompt",

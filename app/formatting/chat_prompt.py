@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.formatting.messages import ChatMessage, Message, Mode
-from app.formatting.question import render_turn_body
+from app.formatting.question import render_turn_body, render_turn_parts
 from app.formatting.segments import Segment
 
 GUIDELINES_HEADER = "[[ ## Guidelines ## ]]"
@@ -27,7 +27,8 @@ def build_chat_prompt(
     system turn of its own, the default system prompt), the guidelines block, then the
     text and files of every system turn wherever it stood (its guideline references are
     left out: their content is in the guidelines block). Other visible turns follow in
-    order with their own roles; their guideline references stay as ``<Attached: path>``.
+    order with their own roles; their guideline references stay as ``<Attached: path>``,
+    and a turn with images also carries its pieces in order (``ChatMessage.parts``).
     """
     system_parts: list[str] = []
     if system_prompt and system_prompt.strip():
@@ -43,7 +44,13 @@ def build_chat_prompt(
             if body:
                 system_parts.append(body)
         elif shown:
-            turns.append(ChatMessage(role=message.role, content=render_turn_body(parts, mode)))
+            turns.append(
+                ChatMessage(
+                    role=message.role,
+                    content=render_turn_body(parts, mode),
+                    parts=render_turn_parts(parts, mode),
+                )
+            )
     if system_parts:
         turns.insert(0, ChatMessage(role="system", content="\n\n".join(system_parts)))
     return tuple(turns)

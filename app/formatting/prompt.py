@@ -43,7 +43,7 @@ def _files_and_warnings(
     missing: dict[str, None] = {}
     for parts in segments:
         for segment in parts:
-            if segment.kind == "text":
+            if segment.kind in ("text", "image"):
                 continue
             file_paths.setdefault(segment.value, None)
             if segment.content is None:

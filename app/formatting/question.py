@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.formatting.messages import MarkerStyle, Message, Mode
+from app.formatting.messages import ChatPart, ChatText, MarkerStyle, Message, Mode
 from app.formatting.segments import Segment, render_segment
 
 _ROLE_LABELS = {"system": "System", "user": "User", "assistant": "Assistant", "tool": "Tool"}
@@ -31,6 +31,22 @@ def render_turn_body(segments: Sequence[Segment], mode: Mode, *, references: boo
         if references or segment.kind != "guideline"
     )
     return "\n".join(text for text in rendered if text)
+
+
+def render_turn_parts(segments: Sequence[Segment], mode: Mode) -> tuple[ChatPart, ...]:
+    """A turn's pieces in order when it holds images (``()`` without images).
+
+    Each rendered text piece of ``render_turn_body`` is a text part, each image as written.
+    """
+    if not any(segment.image is not None for segment in segments):
+        return ()
+    parts: list[ChatPart] = []
+    for segment in segments:
+        if segment.image is not None:
+            parts.append(segment.image)
+        elif text := render_segment(segment, mode):
+            parts.append(ChatText(text=text))
+    return tuple(parts)
 
 
 def marked_question(

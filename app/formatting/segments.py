@@ -9,22 +9,25 @@ from typing import Any, Literal
 
 import orjson
 
+from app.formatting.images import ImagePart, image_marker
 from app.formatting.messages import FilePart, Message, Mode, TextPart
 
-SegmentKind = Literal["text", "file", "guideline"]
+SegmentKind = Literal["text", "file", "guideline", "image"]
 
 
 @dataclass(frozen=True, slots=True)
 class Segment:
-    """One piece of a message: text, an attached file, or a reference to a guideline file.
+    """One piece of a message: text, a file, a reference to a guideline file, or an image.
 
-    ``value`` is the text (for text) or the path exactly as the case wrote it; ``content``
-    is a file's text with normalised line endings, or ``None`` when it was not supplied.
+    ``value`` is the text (for text), the path exactly as the case wrote it, or an image's
+    URL; ``content`` is a file's text with normalised line endings, or ``None`` when it was
+    not supplied; ``image`` is the image part as written.
     """
 
     kind: SegmentKind
     value: str
     content: str | None = None
+    image: ImagePart | None = None
 
 
 def normalise_newlines(text: str) -> str:
@@ -65,6 +68,8 @@ def message_segments(
             loaded = files.get(path)
             content_text = None if loaded is None else normalise_newlines(loaded)
             segments.append(Segment(kind, path, content_text))
+        elif isinstance(part, ImagePart):
+            segments.append(Segment("image", part.url, image=part))
     return segments
 
 
@@ -74,6 +79,8 @@ def render_segment(segment: Segment, mode: Mode) -> str:
         return segment.value.strip()
     if segment.kind == "guideline":
         return f"<Attached: {segment.value}>"
+    if segment.image is not None:
+        return image_marker(segment.image)
     if mode == "agent":
         return f'<file: path="{segment.value}">'
     body = (segment.content or "").strip()
@@ -81,9 +88,9 @@ def render_segment(segment: Segment, mode: Mode) -> str:
 
 
 def is_visible(segments: list[Segment], mode: Mode) -> bool:
-    """Whether a message shows anything besides guideline references."""
+    """Whether a message shows anything besides guideline references (an image shows)."""
     for segment in segments:
-        if segment.kind == "text":
+        if segment.kind in ("text", "image"):
             return True
         if segment.kind == "file" and (mode == "agent" or (segment.content or "").strip()):
             return True

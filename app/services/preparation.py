@@ -62,6 +62,7 @@ async def prepare_run(
         allow_missing_files=request.allow_missing_files,
         code_graders=settings.code_graders,
         hosted_tools=settings.hosted_tools,
+        image_urls=settings.image_urls,
         env=request.env,
         git=GitSources.from_settings(settings),
         programs=ProgramRunner.from_settings(settings),

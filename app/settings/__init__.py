@@ -90,6 +90,15 @@ class Settings(BaseSettings):
             "this service never fetches anything for them. Off: such suites are refused."
         ),
     )
+    image_urls: bool = Field(
+        False,
+        description=(
+            "Let suites send images by http(s) URL in `image_url` content parts: sent to API "
+            "targets as written, and the provider fetches them (a model server on your "
+            "network fetches from inside it); this service never fetches them. Off: such "
+            "suites are refused. Images as `data:` URIs are always allowed."
+        ),
+    )
     git_mirrors: dict[str, Path] = Field(
         default_factory=dict,
         description=(

@@ -25,7 +25,11 @@ def user_message(text: str) -> Message:
 
 
 def _render_content(content: Any, path: DocumentPath, render: Renderer) -> Any:
-    """Template text in string content, text parts and object content."""
+    """Template text in string content, text parts, image parts and object content.
+
+    A text part's ``value`` (or OpenAI's ``text``) and an image part's ``image_url`` (its
+    ``url`` from a variable, say) are rendered.
+    """
     if isinstance(content, str | dict):
         return render.value(content, path)
     if not isinstance(content, list):
@@ -36,6 +40,11 @@ def _render_content(content: Any, path: DocumentPath, render: Renderer) -> Any:
             rendered.append(render.text(part, (*path, index)))
         elif isinstance(part, dict) and part.get("type") == "text" and "value" in part:
             rendered.append({**part, "value": render.value(part["value"], (*path, index))})
+        elif isinstance(part, dict) and part.get("type") == "text" and "text" in part:
+            rendered.append({**part, "text": render.value(part["text"], (*path, index))})
+        elif isinstance(part, dict) and part.get("type") == "image_url" and "image_url" in part:
+            image = render.value(part["image_url"], (*path, index, "image_url"))
+            rendered.append({**part, "image_url": image})
         else:
             rendered.append(part)
     return rendered

@@ -21,6 +21,7 @@ import anyio.to_thread
 from app.errors import DocumentError, FieldError, InvalidRequest
 from app.evaluators.code.programs import ProgramRunner
 from app.formatting import DEFAULT_SYSTEM_PROMPT, FormatOptions, format_prompt
+from app.suites import image_policy
 from app.suites.dialects import as_suite, detect_dialect, read_document
 from app.suites.documents.document import SuiteDocument, parse_suite_text
 from app.suites.documents.environment import interpolate, interpolate_cases
@@ -121,6 +122,7 @@ async def read_suite(
     git: GitSources = NO_REPOSITORIES,
     hosted_tools: bool = False,
     programs: ProgramRunner | None = None,
+    image_urls: bool = False,
 ) -> SuiteReport:
     """Parse and check a suite, select its cases and read every file they reference.
 
@@ -139,6 +141,7 @@ async def read_suite(
             prompts/providers/vars suite (the request's ``env``).
         git: Where a workspace's repositories may be cloned from (none by default).
         hosted_tools: The operator allows tools the provider runs (web search, MCP...).
+        image_urls: The operator allows images by ``http(s)`` URL (the provider fetches them).
         programs: Runs promptfoo's variables made by programs while the suite is read (the
             operator's runner when code graders are enabled; None: such variables refused).
     """
@@ -166,6 +169,7 @@ async def read_suite(
     if check.suite is None or findings.errors:
         return report
     refuse_unallowed(check.suite, check.origins, findings, allowed=hosted_tools)
+    image_policy.refuse_unallowed(check.suite, check.origins, findings, allowed=image_urls)
     policy = CodePolicy(enabled=code_graders, folder=file_source.suite_folder, git=git)
     placed = place_code_graders(check.suite, check.origins, policy, findings)
     placed = place_workspace(placed, policy, findings)
@@ -277,6 +281,7 @@ async def check_suite(
     git: GitSources = NO_REPOSITORIES,
     hosted_tools: bool = False,
     programs: ProgramRunner | None = None,
+    image_urls: bool = False,
 ) -> SuiteReport:
     """Check a suite as a run would and format its cases for an LM target: nothing raised.
 
@@ -292,6 +297,7 @@ async def check_suite(
         git=git,
         hosted_tools=hosted_tools,
         programs=programs,
+        image_urls=image_urls,
     )
     if report.valid and report.suite is not None:
         options = FormatOptions(

@@ -1,5 +1,6 @@
 """Content parts in OpenAI's form: ``{type: text, text}`` is a text part (promptfoo's chat
-prompt files write them so); other OpenAI part types stay refused by their type."""
+prompt files write them so); image parts are read (test_image_parts.py); other OpenAI part
+types stay refused by their type."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ def test_an_openai_text_part_is_a_text_part() -> None:
     assert message.content == [TextPart(value="Hi")]
 
 
-def test_an_image_url_part_is_refused_by_its_type() -> None:
-    with pytest.raises(ValidationError, match="unsupported content part type 'image_url'"):
+def test_an_input_audio_part_is_refused_by_its_type() -> None:
+    with pytest.raises(ValidationError, match="unsupported content part type 'input_audio'"):
         Message.model_validate(
-            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}
+            {"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "x"}}]}
         )

@@ -44,8 +44,7 @@ async def test_a_pdf_variable_is_its_text_with_promptfoos_page_marks(tmp_path: P
     assert case.input_messages[-1].content == f"Summarize: {TEXT}"
 
 
-async def test_an_image_variable_is_still_refused_by_name(tmp_path: Path) -> None:
-    report = await read(tmp_path, {"vars": {"paper": "file://pdfs/figure.png"}})
-    assert (
-        "'file://pdfs/figure.png' is not supported" in errors_by_path(report)["tests[0].vars.paper"]
-    )
+async def test_an_audio_variable_is_still_refused_by_name(tmp_path: Path) -> None:
+    report = await read(tmp_path, {"vars": {"paper": "file://pdfs/talk.mp3"}})
+    errors = errors_by_path(report)
+    assert "'file://pdfs/talk.mp3' is not supported" in errors["tests[0].vars.paper"]

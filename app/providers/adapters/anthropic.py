@@ -23,6 +23,7 @@ from app.providers.adapters.http import (
 )
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
 from app.providers.finish_reasons import normalise_finish_reason
+from app.providers.messages.images import anthropic_blocks, dropped_details
 from app.providers.messages.tool_calls import answer_text, api_call, call_id, numbered, result_text
 from app.providers.messages.turns import alternating_conversation
 from app.providers.structured_output.json_schema import resolve_refs
@@ -88,7 +89,10 @@ def messages_body(
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens or DEFAULT_MAX_TOKENS}
     if conversation.system is not None:
         body["system"] = conversation.system
-    body["messages"] = [{"role": t.role, "content": t.text} for t in conversation.turns]
+    body["messages"] = [
+        {"role": t.role, "content": anthropic_blocks(t.parts) if t.parts else t.text}
+        for t in conversation.turns
+    ]
     body["messages"] += tool_loop_messages(request)
     if temperature is not None:
         body["temperature"] = temperature
@@ -112,7 +116,8 @@ def messages_body(
             }
         ]
         body["tool_choice"] = {"type": "tool", "name": name}
-    return with_extra_body(body, request), schema_rewrites + conversation.rewrites
+    images = dropped_details(request.chat_prompt, "Anthropic")
+    return with_extra_body(body, request), schema_rewrites + conversation.rewrites + images
 
 
 def anthropic_tool_choice(choice: ToolChoice) -> dict[str, Any]:

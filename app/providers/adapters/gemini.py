@@ -26,6 +26,7 @@ from app.providers.adapters.http import (
 )
 from app.providers.base import ProviderRequest, ProviderResponse, Usage
 from app.providers.finish_reasons import normalise_finish_reason
+from app.providers.messages.images import dropped_details, gemini_parts
 from app.providers.messages.tool_calls import api_call, call_id, numbered
 from app.providers.messages.turns import alternating_conversation
 from app.providers.structured_output.json_schema import gemini_schema
@@ -109,9 +110,10 @@ def generate_content_body(
     if conversation.system is not None:
         body["systemInstruction"] = {"parts": [{"text": conversation.system}]}
     body["contents"] = [
-        {"role": "model" if t.role == "assistant" else "user", "parts": [{"text": t.text}]}
+        {"role": "model" if t.role == "assistant" else "user",
+         "parts": gemini_parts(t.parts) if t.parts else [{"text": t.text}]}
         for t in conversation.turns
-    ]
+    ]  # fmt: skip
     body["contents"] += tool_loop_contents(request)
     if request.tools:
         declarations = [
@@ -138,7 +140,8 @@ def generate_content_body(
             config["responseSchema"] = gemini_schema(schema)
     if config:
         body["generationConfig"] = config
-    return with_extra_body(body, request), schema_rewrites + conversation.rewrites
+    images = dropped_details(request.chat_prompt, "Gemini")
+    return with_extra_body(body, request), schema_rewrites + conversation.rewrites + images
 
 
 def gemini_tool_choice(choice: ToolChoice) -> dict[str, Any]:

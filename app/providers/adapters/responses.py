@@ -22,6 +22,7 @@ from app.providers.adapters.openai import TOOL_DESCRIPTION, OpenAIAdapter, funct
 from app.providers.base import ProviderRequest, ProviderResponse, ToolCall, Usage
 from app.providers.finish_reasons import normalise_finish_reason
 from app.providers.messages.hosted_output import hosted_line
+from app.providers.messages.images import responses_content
 from app.providers.messages.tool_calls import (
     answer_text,
     api_call,
@@ -77,11 +78,18 @@ def responses_tool_choice(choice: ToolChoice) -> Any:
     return choice.mode
 
 
+def _content(content: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """A message's text, or its Chat content parts (a turn with images) as input content."""
+    return content if isinstance(content, str) else responses_content(content)
+
+
 def _input_items(request: ProviderRequest) -> tuple[str | None, list[dict[str, Any]], list[str]]:
     messages, rewrites = openai_messages(request.chat_prompt)
     system = [m["content"] for m in messages if m["role"] == "system"]
     items: list[dict[str, Any]] = [
-        {"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"
+        {"role": m["role"], "content": _content(m["content"])}
+        for m in messages
+        if m["role"] != "system"
     ]
     if not items:
         items.append({"role": "user", "content": request.question})

@@ -24,6 +24,7 @@ import anyio.to_thread
 
 from app.errors import FieldError, FileRefused, InvalidRequest
 from app.settings import Settings
+from app.suites.files.image_data import image_data_uri
 from app.suites.files.listing import Listing
 from app.suites.files.paths import decode_text, normalise_path, refuse_escape, split_reference
 from app.suites.files.pdf_text import pdf_text
@@ -170,10 +171,13 @@ class FileSource:
             raise InvalidRequest(detail, errors=errors)
         return loaded
 
-    async def collect(self, paths: Sequence[str], pdfs: Collection[str] = ()) -> LoadedFiles:
+    async def collect(
+        self, paths: Sequence[str], pdfs: Collection[str] = (), images: Collection[str] = ()
+    ) -> LoadedFiles:
         """Resolve ``paths``, reporting refusals in the result instead of raising.
 
-        ``pdfs``: those of ``paths`` read as PDF files, each as its text (``pdf_text``).
+        ``pdfs``: those of ``paths`` read as PDF files, each as its text (``pdf_text``);
+        ``images``: those read as image files, each as a ``data:`` URI (``image_data``).
         """
         result = LoadedFiles()
         on_disk: list[str] = []
@@ -189,7 +193,9 @@ class FileSource:
             else:
                 result.files[path] = text
         if on_disk:
-            await anyio.to_thread.run_sync(self._read_all, on_disk, result, frozenset(pdfs))
+            await anyio.to_thread.run_sync(
+                self._read_all, on_disk, result, frozenset(pdfs), frozenset(images)
+            )
         return result
 
     def _inline_key(self, path: str) -> str | None:
@@ -229,10 +235,16 @@ class FileSource:
             f"suite {path!r}: {message}", errors=[FieldError(path="suite", message=message)]
         )
 
-    def _read_all(self, paths: list[str], result: LoadedFiles, pdfs: frozenset[str]) -> None:
+    def _read_all(
+        self,
+        paths: list[str],
+        result: LoadedFiles,
+        pdfs: frozenset[str],
+        images: frozenset[str] = frozenset(),
+    ) -> None:
         for path in paths:
             try:
-                text = self._read_one(path, pdf=path in pdfs)
+                text = self._read_one(path, pdf=path in pdfs, image=path in images)
             except FileRefused as exc:
                 result.refused[path] = str(exc)
             else:
@@ -241,7 +253,7 @@ class FileSource:
                 else:
                     result.files[path] = text
 
-    def _read_one(self, path: str, *, pdf: bool = False) -> str | None:
+    def _read_one(self, path: str, *, pdf: bool = False, image: bool = False) -> str | None:
         parts, from_root = split_reference(path)
         if self._suite_folder is None or from_root:
             refuse_escape(parts)
@@ -254,7 +266,11 @@ class FileSource:
                 refusals.append(exc)
                 continue
             if found is not None:
-                return self._accept(self._read_capped(found, self._max_file_bytes), pdf=pdf)
+                data = self._read_capped(found, self._max_file_bytes)
+                if image:
+                    self._accept(data, binary=True)
+                    return image_data_uri(data, path)
+                return self._accept(data, pdf=pdf)
         if bases and len(refusals) == len(bases):
             raise refusals[0]
         return None
@@ -305,8 +321,11 @@ class FileSource:
             raise FileRefused(f"the file is larger than the limit of {limit} bytes")
         return data
 
-    def _accept(self, data: bytes, *, pdf: bool = False) -> str:
-        """Check one file's size against both caps and decode it (a PDF: its text)."""
+    def _accept(self, data: bytes, *, pdf: bool = False, binary: bool = False) -> str:
+        """Check one file's size against both caps and decode it.
+
+        A PDF gives its text; a ``binary`` file (an image) is only counted: ``""``.
+        """
         if len(data) > self._max_file_bytes:
             raise FileRefused(f"the file is larger than the limit of {self._max_file_bytes} bytes")
         if self._budget.used + len(data) > self._budget.limit:
@@ -314,6 +333,6 @@ class FileSource:
                 f"the referenced files together exceed the per-request limit of "
                 f"{self._budget.limit} bytes"
             )
-        text = pdf_text(data) if pdf else decode_text(data)
+        text = "" if binary else pdf_text(data) if pdf else decode_text(data)
         self._budget.used += len(data)
         return text

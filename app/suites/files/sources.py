@@ -20,6 +20,7 @@ from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe
 from app.suites.documents.parsing import parse_yaml
 from app.suites.files.case_files import CaseFileError, parse_case_file
+from app.suites.files.image_data import is_image
 from app.suites.files.listing import CASE_FOLDER_FILES, is_pattern
 from app.suites.files.pdf_text import is_pdf
 from app.suites.files.resolve import FileSource
@@ -142,12 +143,12 @@ def rubric_prompt_references(document: Mapping[str, Any]) -> dict[DocumentPath, 
 
 VAR_FILE_REFUSED = (
     *(".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".sh", ".rb"),
-    *(".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".mp3", ".wav", ".mp4"),
+    *(".mp3", ".wav", ".mp4"),
     *(".docx", ".xlsx", ".pptx", ".zip"),
 )
 """Files a ``file://`` variable is not read from: programs (promptfoo runs them to make the
 value) and binary files (which it sends encoded); every other file is read as text, a PDF
-as its text (``pdf_text``)."""
+as its text (``pdf_text``), an image as a ``data:`` URI (``image_data``)."""
 
 
 def var_file_references(
@@ -233,7 +234,8 @@ async def load_sources(
     texts = await _expand_globs(references, file_source, sources, findings)
     texts.update(await _bare_prompt_globs(document, file_source, sources))
     pdfs = [path for where, path in texts.items() if is_pdf(path) and "vars" in where]
-    loaded = await file_source.collect(list(texts.values()), pdfs)
+    images = [path for where, path in texts.items() if is_image(path) and "vars" in where]
+    loaded = await file_source.collect(list(texts.values()), pdfs, images)
     for where, path in texts.items():
         if path in loaded.files:
             sources.texts[path] = loaded.files[path]

@@ -66,8 +66,8 @@ def _loaded(value: Any, path: DocumentPath, files: VarFiles, findings: Findings)
             path,
             f"{value.strip()!r} is not supported: a variable's file is read as text; a program "
             "(promptfoo runs it to make the value) runs only with code graders enabled, for a "
-            "suite file under a workspace root, and a binary file (image, audio) is not read; "
-            "a PDF is read as its text",
+            "suite file under a workspace root, and a binary file (audio, video, office) is "
+            "not read; a PDF is read as its text, an image as a data: URI",
         )
         return value
     text = files.texts.get(file)

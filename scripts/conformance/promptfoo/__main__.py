@@ -37,7 +37,7 @@ EXAMPLES = Path("/work/shared/reference/promptfoo-examples")
 FAST = (
     *("contains", "equals", "regex", "json", "pass_rule", "no_asserts", "python"),
     *("similar", "tools_call", "select_best", "transform", "is_sql", "provider_output"),
-    *("scoring_function", "llm_rubric", "moderation", "provider_config"),
+    *("scoring_function", "llm_rubric", "moderation", "provider_config", "image_parts"),
 )
 """The configs CI runs (about a minute with promptfoo's start-up)."""
 _ISOLATED = "--in-namespace"

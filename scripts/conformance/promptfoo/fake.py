@@ -20,6 +20,10 @@
   provider's ``config`` is seen in its output. ``GRADE=T`` in a rubric grades with the
   request's temperature (0 when it sends none), so that a grading provider's is seen too.
 
+- A prompt ``IMAGES:<anything>:END`` is answered with the image parts the request carried
+  (every turn's, in order, as sent) and the text parts of its last user turn, as JSON with
+  sorted keys (``{"images": [...], "texts": [...]}``), so that what each tool sends is seen.
+
 Every other request gets the default reply (the last user turn echoed).
 """
 
@@ -42,6 +46,7 @@ SETTINGS_KEYS = (
 TOKEN_LIMITS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 REPLY_PREFIX = "REPLY:"
 CALL_PREFIX = "CALL:"
+IMAGES_PREFIX = "IMAGES:"
 REPLY_END = ":END"
 _GRADE = re.compile(r"GRADE=([01](?:\.\d+)?|T)")
 _PICK = re.compile(r"PICK=(\w+)")
@@ -65,6 +70,27 @@ def settings_of(recorded: RecordedRequest) -> str:
     if limit is not None:
         settings["max_tokens"] = limit
     return json.dumps(settings, sort_keys=True)
+
+
+def images_of(recorded: RecordedRequest) -> str:
+    """The image parts of ``recorded`` and its last user turn's texts, as sorted JSON."""
+    body = recorded.json if isinstance(recorded.json, dict) else {}
+    messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
+    images = [
+        part
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+        if isinstance(part, dict) and part.get("type") != "text"
+    ]
+    users = [m for m in messages if m.get("role") == "user"]
+    content = users[-1].get("content") if users else None
+    texts = (
+        [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+        if isinstance(content, list)
+        else [content]
+    )
+    return json.dumps({"images": images, "texts": texts}, sort_keys=True)
 
 
 def _satisfied(value: Any, met: bool) -> Any:
@@ -159,6 +185,8 @@ def respond(recorded: RecordedRequest) -> Reply | None:
         return Reply(tool_calls=[{"name": name, "arguments": arguments}])
     if text.startswith(SETTINGS_PREFIX) and text.endswith(REPLY_END):
         return Reply(text=settings_of(recorded))
+    if text.startswith(IMAGES_PREFIX) and text.endswith(REPLY_END):
+        return Reply(text=images_of(recorded))
     if text.startswith(REPLY_PREFIX) and text.endswith(REPLY_END):
         reply = text[len(REPLY_PREFIX) : -len(REPLY_END)]
         return Reply(text=reply.replace("\\n", "\n"))

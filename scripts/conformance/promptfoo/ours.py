@@ -109,6 +109,7 @@ def service_env(
         "EVAL_WORKSPACE_ROOTS": ",".join(str(root) for root in roots),
         "EVAL_CODE_GRADERS": "true",
         "EVAL_HOSTED_TOOLS": "true",
+        "EVAL_IMAGE_URLS": "true",
         "EVAL_RETRY_MAX_ATTEMPTS": "1",
         # bun, where the harness laid it over /usr/local/bin: the sandbox must see its files
         **({"EVAL_SANDBOX_RUNTIME": tools} if (tools := os.environ.get(TOOLS_VARIABLE)) else {}),
