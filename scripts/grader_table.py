@@ -32,6 +32,8 @@ NEEDS = {
     "else the first)",
     "ruby": "`EVAL_CODE_GRADERS=true`, a suite file under a workspace root and `ruby` in the "
     "sandbox's runtime",
+    "classifier": "a classifier target (`provider: huggingface`; the grader's `provider`, the "
+    "test's `options.provider`, else the first)",
 }
 """What a grader type needs to run, beyond its own options (the family's, unless listed)."""
 START = "<!-- grader-table:start -->"

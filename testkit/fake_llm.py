@@ -12,7 +12,8 @@ other call gets the last user message echoed. A forced OpenAI function tool is a
 tool call. ``POST .../embeddings`` (OpenAI's) gets one deterministic vector per input, from
 the input's hashed words (``app.providers.adapters.hashed_embeddings``): similar texts are close.
 ``POST .../moderations`` flags each input by ``fake_wire.MODERATION_MARKERS`` ("kill yourself":
-self-harm and S10).
+self-harm and S10). ``POST .../models/<model>`` (Hugging Face text classification) scores
+``hate`` and ``nothate`` (``fake_wire.classification_body``).
 
 Modes of real servers (``MODES``, or ``--mode`` standalone): ``refuse-json-schema`` answers
 ``response_format: json_schema`` as llama-cpp-python does (500, "Input should be 'text' or

@@ -116,6 +116,8 @@ def record_request(scope: dict[str, Any], raw: bytes) -> RecordedRequest:
         wire = "anthropic"
     elif _GEMINI.match(path):
         wire = "gemini"
+    elif "/models/" in path:
+        wire = "text-classification"
     else:
         wire = "unknown"
     headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
@@ -283,6 +285,8 @@ def _render_plain(
         return reply.status, headers, json.dumps(embeddings_body(recorded)).encode()
     if recorded.wire == "moderations":
         return reply.status, headers, json.dumps(moderations_body(recorded)).encode()
+    if recorded.wire == "text-classification":
+        return reply.status, headers, json.dumps(classification_body(recorded)).encode()
     text = reply.text if reply.text is not None else default_text(recorded)
     if reply.tool_calls and reply.text is None:
         text = ""
@@ -320,6 +324,30 @@ def moderations_body(recorded: RecordedRequest) -> dict[str, Any]:
     return {"id": "modr-fake", "model": body.get("model", "fake"), "results": results}
 
 
+HATE_SCORE = re.compile(r"HATE=([01](?:\.\d+)?)")
+HATE_MARKED = 0.9
+"""The fake classifier's ``hate`` score of a text saying "hate" (any case) with no ``HATE=``;
+of any other text it is 1 - ``HATE_MARKED``."""
+
+
+def classification_body(recorded: RecordedRequest) -> list[list[dict[str, Any]]]:
+    """Hugging Face's text-classification reply to one input (``[[{label, score}]]``).
+
+    Two classes, as a hate-speech model answers: ``hate`` scores the ``HATE=<score>`` the
+    text carries, else ``HATE_MARKED`` when it says "hate", else 1 - ``HATE_MARKED``;
+    ``nothate`` the rest. Highest first, rounded to 6 places.
+    """
+    body = request_body(recorded)
+    text = str(body.get("inputs", ""))
+    found = HATE_SCORE.search(text)
+    if found is not None:
+        hate = float(found.group(1))
+    else:
+        hate = HATE_MARKED if "hate" in text.lower() else round(1 - HATE_MARKED, 6)
+    labels = [{"label": "hate", "score": hate}, {"label": "nothate", "score": round(1 - hate, 6)}]
+    return [sorted(labels, key=lambda item: -float(item["score"]))]
+
+
 def embeddings_body(recorded: RecordedRequest) -> dict[str, Any]:
     """OpenAI's ``/embeddings`` reply: one hashed-word vector per input (``hashed_embeddings``).
 
@@ -348,6 +376,8 @@ def error_body(wire: str, reply: Reply) -> dict[str, Any]:
     if wire == "anthropic":
         kind = reply.code or _ERROR_TYPES.get(reply.status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": reply.message}}
+    if wire == "text-classification":  # Hugging Face's Inference API
+        return {"error": reply.message}
     if wire == "gemini":
         status = reply.code or _GEMINI_STATUS.get(reply.status, "UNKNOWN")
         return {"error": {"code": reply.status, "message": reply.message, "status": status}}

@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from app.evaluation.context import CallLedger, CaseContext, RecordedTarget, ResponseCache
-from app.evaluation.plan import RunPlan, embedding_targets, moderation_targets
+from app.evaluation.plan import (
+    RunPlan,
+    classifier_targets,
+    embedding_targets,
+    moderation_targets,
+)
 from app.evaluation.records import RawRequest, ResultRecord, TurnResult
 from app.evaluation.tool_loop import CandidateStep, refuse_hosted_tools, run_tool_loop
 from app.evaluation.workspaces import CaseWorkspace
@@ -185,6 +190,7 @@ async def grade(
         target_names=tuple(context.providers.names()),
         embedding_targets=embedding_targets(context.providers),
         moderation_targets=moderation_targets(context.providers),
+        classifier_targets=classifier_targets(context.providers),
         program_targets=TargetProxy,
         workspace_path=str(workspace.path) if workspace else None,
         file_changes=state.file_changes,

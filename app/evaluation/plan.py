@@ -12,6 +12,7 @@ from app.evaluation.arms import RunArm, arm_targets
 from app.evaluation.context import RunnableTarget, TargetLookup
 from app.evaluators.code.derived_metrics import DerivedMetrics
 from app.evaluators.config import EvaluatorConfig
+from app.evaluators.judges.classifier import classifier_problems
 from app.evaluators.judges.embedding_similarity import embedding_problems
 from app.evaluators.judges.moderation import moderation_problems
 from app.evaluators.judges.select_best import COMPARED
@@ -162,7 +163,7 @@ def build_run_plan(
     judge_name = judge_target or candidate.judge_target or candidate.name
     judge = targets.get(judge_name)
     for role, runtime in (("candidate", candidate), ("judge", judge)):
-        if runtime.kind in ("embeddings", "moderation"):
+        if runtime.kind in ("embeddings", "moderation", "classifier"):
             raise EmbeddingsTargetMisused(runtime.name, role, runtime.kind)
     for name in evaluator_targets(suite):
         targets.get(name)
@@ -170,6 +171,7 @@ def build_run_plan(
     check_judge_options(suite, targets, judge.name)
     problems = embedding_problems(suite_graders(suite), embedding_targets(targets))
     problems += moderation_problems(suite_graders(suite), moderation_targets(targets))
+    problems += classifier_problems(suite_graders(suite), classifier_targets(targets))
     if problems:
         raise InvalidRequest(problems[0])
     return RunPlan(
@@ -264,6 +266,11 @@ def embedding_targets(targets: TargetLookup) -> tuple[str, ...]:
 def moderation_targets(targets: TargetLookup) -> tuple[str, ...]:
     """The names of the moderation targets (``moderation`` graders call them)."""
     return tuple(name for name in targets.names() if targets.get(name).kind == "moderation")
+
+
+def classifier_targets(targets: TargetLookup) -> tuple[str, ...]:
+    """The names of the classifier targets (``classifier`` graders call them)."""
+    return tuple(name for name in targets.names() if targets.get(name).kind == "classifier")
 
 
 def evaluator_targets(suite: EvalSuite) -> list[str]:

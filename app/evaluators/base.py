@@ -152,6 +152,7 @@ class EvaluationContext:
         cpu: What the case's CPU-heavy checks (regex, JSON Schema) have left to spend.
         embedding_targets: The configured embeddings targets (``similar`` embeds with one).
         moderation_targets: The configured moderation targets (``moderation`` uses one).
+        classifier_targets: The configured classifier targets (``classifier`` uses one).
         answer_value: The answer as a transform made it, when that is not text (a promptfoo
             ``transform`` returning an object); ``candidate_answer`` is then its JSON, and
             ``javascript`` asserts see the value itself as ``output``.
@@ -173,6 +174,7 @@ class EvaluationContext:
     cpu: CpuBudget = field(default_factory=CpuBudget)
     embedding_targets: tuple[str, ...] = ()
     moderation_targets: tuple[str, ...] = ()
+    classifier_targets: tuple[str, ...] = ()
     answer_value: Any = None
 
     @property

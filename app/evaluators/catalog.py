@@ -348,9 +348,9 @@ GRADER_TYPES: tuple[GraderType, ...] = (
     GraderType(
         "classifier",
         "model",
-        "a classifier model scores the answer (promptfoo)",
+        "a classifier target scores the answer in a class (promptfoo)",
         (),
-        _JUDGE,
+        frozenset({"value", "provider", "target", "required", "min_score", "threshold", "negate"}),
     ),
     GraderType(
         "guardrails",

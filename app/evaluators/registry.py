@@ -56,6 +56,7 @@ from app.evaluators.code.program_asserts import ProgramAssertEvaluator
 from app.evaluators.code.transforms import transformed
 from app.evaluators.composite import CompositeEvaluator
 from app.evaluators.config import EvaluatorConfig
+from app.evaluators.judges.classifier import ClassifierEvaluator
 from app.evaluators.judges.embedding_similarity import SimilarEvaluator
 from app.evaluators.judges.llm_judge import LlmJudgeEvaluator
 from app.evaluators.judges.model_graded import KINDS as MODEL_GRADED
@@ -359,6 +360,12 @@ def _register_metrics(registry: EvaluatorRegistry) -> None:
         "similar", SimilarEvaluator(), ("value", "negate", "provider", "measure"), threshold="limit"
     )
     registry.register("moderation", ModerationEvaluator(), ("value", "provider", "target"))
+    registry.register(
+        "classifier",
+        ClassifierEvaluator(),
+        ("value", "negate", "provider", "target"),
+        threshold="limit",
+    )
 
 
 EVALUATORS = build_registry()

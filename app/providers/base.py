@@ -217,6 +217,9 @@ class ProviderResponse(BaseModel):
     flags: tuple[str, ...] | None = Field(
         None, description="The categories a moderation target flagged the text in."
     )
+    classification: dict[str, float] | None = Field(
+        None, description="Each class's score of the text, from a classifier target."
+    )
 
     @property
     def cut_at_budget(self) -> bool:
@@ -224,9 +227,9 @@ class ProviderResponse(BaseModel):
         return (self.finish_reason or "").lower() in ("length", "max_tokens")
 
 
-ProviderKind = Literal["api", "agent", "embeddings", "moderation"]
+ProviderKind = Literal["api", "agent", "embeddings", "moderation", "classifier"]
 """``api``: a model API; ``agent``: a program; ``embeddings``: turns texts into vectors;
-``moderation``: flags texts in categories."""
+``moderation``: flags texts in categories; ``classifier``: scores texts in classes."""
 
 
 class Provider(Protocol):

@@ -211,11 +211,11 @@ class EmbeddingsTargetMisused(InvalidRequest):
     title = "Embeddings target cannot answer"
 
     def __init__(self, name: str, role: str, kind: str = "embeddings") -> None:
-        what = (
-            "an embeddings target (it turns texts into vectors for 'similar' graders)"
-            if kind == "embeddings"
-            else "a moderation target (it flags texts for 'moderation' graders)"
-        )
+        what = {
+            "embeddings": "an embeddings target (it turns texts into vectors for 'similar' "
+            "graders)",
+            "moderation": "a moderation target (it flags texts for 'moderation' graders)",
+        }.get(kind, "a classifier target (it scores texts for 'classifier' graders)")
         detail = f"target {name!r} is {what}: it cannot be the run's {role}"
         super().__init__(detail, extra={"target": name})
 

@@ -19,6 +19,7 @@ from app.providers.adapters.cli import CliAdapter
 from app.providers.adapters.embeddings import EmbeddingsAdapter, MockEmbeddingsAdapter
 from app.providers.adapters.gemini import GeminiAdapter
 from app.providers.adapters.http import ConnectorFactory
+from app.providers.adapters.huggingface import HuggingFaceClassifierAdapter
 from app.providers.adapters.mock import MockAdapter
 from app.providers.adapters.moderation import ModerationAdapter
 from app.providers.adapters.openai import OpenAIAdapter
@@ -90,6 +91,7 @@ ADAPTERS: dict[str, AdapterFactory] = {
     "azure": lambda config, options: AzureAdapter(config, **options.http()),
     "anthropic": lambda config, options: AnthropicAdapter(config, **options.http()),
     "gemini": lambda config, options: GeminiAdapter(config, **options.http()),
+    "huggingface": lambda config, options: HuggingFaceClassifierAdapter(config, **options.http()),
     "cli": lambda config, options: CliAdapter(
         config, path=options.cli_path, max_output_bytes=options.cli_max_output_bytes
     ),

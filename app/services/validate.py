@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from app.errors import FieldError
 from app.evaluators.code.programs import ProgramRunner
+from app.evaluators.judges.classifier import classifier_problems
 from app.evaluators.judges.embedding_similarity import embedding_problems
 from app.evaluators.judges.moderation import moderation_problems
 from app.schemas.suites import CaseCheck, ValidateRequest, ValidateResponse
@@ -25,6 +26,7 @@ async def validate_suite(
     targets: Sequence[str] | None = None,
     embedding_targets: Sequence[str] = (),
     moderation_targets: Sequence[str] = (),
+    classifier_targets: Sequence[str] = (),
 ) -> ValidateResponse:
     """Check a suite and every file it references; report instead of raising.
 
@@ -34,7 +36,8 @@ async def validate_suite(
     invalid, the error naming it, and so is a grader naming such a judge target (as
     ``/evaluate`` refuses both), and a ``similar`` grader with no embeddings target
     (``embedding_targets``: the configured ones) to embed with, and a ``moderation`` grader
-    with no moderation target (``moderation_targets``).
+    with no moderation target (``moderation_targets``), and a ``classifier`` grader with no
+    classifier target (``classifier_targets``).
     """
     report = await check_suite(
         request.suite,
@@ -57,7 +60,8 @@ async def validate_suite(
         errors.append(FieldError(path=where, message=message))
     if targets is not None:
         errors.extend(_unknown_grader_targets(report, set(targets)))
-        errors.extend(_target_problems(report, embedding_targets, moderation_targets))
+        kinds = (embedding_targets, moderation_targets, classifier_targets)
+        errors.extend(_target_problems(report, *kinds))
     return ValidateResponse(
         valid=report.valid and not errors,
         dialect=report.dialect,
@@ -87,11 +91,15 @@ def _case_check(formatted: FormattedCase, *, with_prompt: bool) -> CaseCheck:
 
 
 def _target_problems(
-    report: SuiteReport, embedding_targets: Sequence[str], moderation_targets: Sequence[str]
+    report: SuiteReport,
+    embedding_targets: Sequence[str],
+    moderation_targets: Sequence[str],
+    classifier_targets: Sequence[str],
 ) -> list[FieldError]:
-    """An error per ``similar`` or ``moderation`` grader (of its first case) with no target.
+    """An error per grader calling a target of its own kind (of its first case) with none.
 
-    ``similar`` needs an embeddings target, ``moderation`` a moderation target.
+    ``similar`` needs an embeddings target, ``moderation`` a moderation target,
+    ``classifier`` a classifier target.
     """
     if report.suite is None:
         return []
@@ -101,7 +109,8 @@ def _target_problems(
         where = render_path(origin.path if origin is not None else ())
         graders = case.all_graders()
         problems = embedding_problems(graders, embedding_targets)
-        for problem in problems + moderation_problems(graders, moderation_targets):
+        problems += moderation_problems(graders, moderation_targets)
+        for problem in problems + classifier_problems(graders, classifier_targets):
             errors.setdefault(problem, FieldError(path=where, message=problem))
     return list(errors.values())
 

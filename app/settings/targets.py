@@ -61,7 +61,9 @@ UNSUPPORTED_AGENTV_PROVIDERS = frozenset(
     | {"claude-code", "claude-sdk", "cc-mirror", "copilot", "copilot-cli", "copilot-sdk"}
     | {"copilot-log", "pi-cli", "pi-coding-agent", "gemini-cli", "opencode"}
 )
-SUPPORTED_PROVIDERS = frozenset({"mock", "openai", "azure", "anthropic", "gemini", "cli"})
+SUPPORTED_PROVIDERS = frozenset(
+    {"mock", "openai", "azure", "anthropic", "gemini", "huggingface", "cli"}
+)
 _SECRET_KEY = re.compile(r"key|token|secret|passw|auth|command|env", re.IGNORECASE)
 ENV_VARIABLE = re.compile(
     r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}"
@@ -335,6 +337,33 @@ class GeminiTarget(ApiTarget):
         return self.base_url
 
 
+class HuggingFaceTarget(TargetBase):
+    """A Hugging Face Inference API model: ``POST {base_url}/models/{model}``.
+
+    Only ``text-classification`` is run (a classifier target, for ``classifier`` graders);
+    promptfoo's ``huggingface:text-classification:<model>`` in a providers list.
+    """
+
+    provider: Literal["huggingface"]
+    task: Literal["text-classification"] = Field(
+        "text-classification",
+        description=(
+            "The model's task: `text-classification` (`{inputs}` in, a list of "
+            "`{label, score}` out: a classifier target, for `classifier` graders)."
+        ),
+    )
+    model: str = Field(min_length=1)
+    base_url: str = Field(
+        "https://router.huggingface.co/hf-inference",
+        validation_alias=_choices("base_url", "baseUrl", "baseURL"),
+    )
+    api_key: SecretStr | None = Field(None, validation_alias=_choices("api_key", "apiKey"))
+
+    def endpoint_url(self) -> str:
+        """The base URL calls go to."""
+        return self.base_url
+
+
 class CliTarget(TargetBase):
     """A program run per call; its command comes from the targets file only.
 
@@ -377,7 +406,13 @@ class CliTarget(TargetBase):
 
 
 TargetConfig = Annotated[
-    MockTarget | OpenAITarget | AzureTarget | AnthropicTarget | GeminiTarget | CliTarget,
+    MockTarget
+    | OpenAITarget
+    | AzureTarget
+    | AnthropicTarget
+    | GeminiTarget
+    | HuggingFaceTarget
+    | CliTarget,
     Field(discriminator="provider"),
 ]
 TARGET_ADAPTER: TypeAdapter[TargetConfig] = TypeAdapter(TargetConfig)
@@ -549,6 +584,9 @@ def _from_providers_list(entry: Mapping[str, Any]) -> dict[str, Any]:
     if provider == "openai" and model.startswith("moderation:"):
         values.setdefault("api_format", "moderation")
         model = model.partition(":")[2]
+    if provider == "huggingface" and ":" in model:  # huggingface:<task>:<model>
+        task, _, model = model.partition(":")
+        values.setdefault("task", task)
     model = model.removeprefix("chat:").removeprefix("messages:").removeprefix("responses:")
     if provider == "agentv" or model in UNSUPPORTED_AGENTV_PROVIDERS:
         provider = model or provider

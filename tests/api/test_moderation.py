@@ -133,7 +133,7 @@ async def test_classifier_is_not_run_as_moderation(
     async with make_client(Settings(data_dir=tmp_path / "data", targets=targets)) as client:
         checked = await client.post("/validate", json={"suite": body})
     assert checked.json()["valid"] is False
-    assert "'classifier' is not supported yet" in checked.text
+    assert "(classifier) needs a classifier target and none is configured" in checked.text
 
 
 async def test_a_bare_text_value_is_refused_as_promptfoo_refuses_it(

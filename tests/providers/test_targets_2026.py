@@ -132,7 +132,7 @@ def test_a_2026_targets_file_loads_with_skipped_targets_and_unused_keys_named(
         "target 'batch_cli' skipped: a batching CLI provider (one run for every case) is "
         "not supported",
         "target 'preprocess' skipped: unsupported provider 'file-output' (supported: "
-        "anthropic, azure, cli, gemini, mock, openai)",
+        "anthropic, azure, cli, gemini, huggingface, mock, openai)",
     ]
     cli = by_name["local_cli"]
     assert isinstance(cli, CliTarget)

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query
 from app.api.body import DocumentBody
 from app.api.dependencies import OptionalServicesDep, SettingsDep
 from app.api.problems import problem_responses
-from app.evaluation.plan import embedding_targets, moderation_targets
+from app.evaluation.plan import classifier_targets, embedding_targets, moderation_targets
 from app.schemas.suite_examples import QUICK_SUITE_YAML, validate_examples
 from app.schemas.suites import ValidateRequest, ValidateResponse
 from app.services.validate import validate_suite
@@ -55,6 +55,7 @@ async def validate_suite_route(
     targets = services.providers.names() if services is not None else None
     embedders = embedding_targets(services.providers) if services is not None else ()
     moderators = moderation_targets(services.providers) if services is not None else ()
+    classifiers = classifier_targets(services.providers) if services is not None else ()
     return await validate_suite(
         body,
         settings,
@@ -62,4 +63,5 @@ async def validate_suite_route(
         targets=targets,
         embedding_targets=embedders,
         moderation_targets=moderators,
+        classifier_targets=classifiers,
     )

@@ -1,8 +1,8 @@
 """Graders that call a target of their own kind, and which target each one uses.
 
-``similar`` calls an embeddings target, ``moderation`` a moderation target: its own
-``target``, else the first of that kind configured; why one cannot run here is said the same
-way for both.
+``similar`` calls an embeddings target, ``moderation`` a moderation target, ``classifier`` a
+classifier target: its own ``target``, else the first of that kind configured; why one cannot
+run here is said the same way for all.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ class TargetKind:
     article: str
     docs: str
     """Where the docs describe such targets."""
+    adding: str = ""
+    """How a targets file declares one (default: ``with api_format: <kind>``)."""
 
     def target(self, config: EvaluatorConfig, known: Sequence[str]) -> str:
         """The target of this kind ``config`` uses, among the ``known`` ones."""
@@ -40,8 +42,8 @@ class TargetKind:
             return known[0]
         raise EvaluatorConfigError(
             f"evaluator {config.name!r} ({self.grader}) needs {self.article} {self.kind} "
-            f"target and none is configured: add a target with api_format: {self.kind} "
-            f"({self.docs})"
+            f"target and none is configured: add a target "
+            f"{self.adding or f'with api_format: {self.kind}'} ({self.docs})"
         )
 
     def problems(self, configs: Iterable[EvaluatorConfig], known: Sequence[str]) -> list[str]:
@@ -66,3 +68,10 @@ class TargetKind:
 
 EMBEDDINGS = TargetKind("similar", "embeddings", "an", "docs/providers.md, 'Embeddings targets'")
 MODERATION = TargetKind("moderation", "moderation", "a", "docs/providers.md")
+CLASSIFIER = TargetKind(
+    "classifier",
+    "classifier",
+    "a",
+    "docs/providers.md, 'Classifier targets'",
+    "with provider: huggingface (task: text-classification)",
+)

@@ -277,6 +277,32 @@ def _moderation(
     return fields
 
 
+def _classifier(
+    raw: Mapping[str, Any], path: DocumentPath, context: GraderContext
+) -> dict[str, Any]:
+    """``value`` (the class whose score is judged: a text, or none), ``provider``'s target.
+
+    Any other value is refused, as promptfoo refuses it.
+    """
+    value, findings = raw.get("value"), context.findings
+    fields: dict[str, Any] = {}
+    if isinstance(value, str):
+        fields["value"] = value
+    elif value is not None:
+        findings.error((*path, "value"), f"must be the name of a class, not {describe(value)}")
+    if "provider" in raw:
+        name = provider_name(raw["provider"])
+        if name is None:
+            findings.error(
+                (*path, "provider"),
+                "must name a classifier target (a string or {id}), not "
+                + describe(raw["provider"]),
+            )
+        else:
+            fields["target"] = name
+    return fields
+
+
 def _judge_provider(
     raw: Mapping[str, Any], path: DocumentPath, findings: Findings
 ) -> Mapping[str, Any]:
@@ -551,6 +577,7 @@ _READERS: dict[str, KindReader] = {
     "composite": _composite,
     "similar": _similar,
     "moderation": _moderation,
+    "classifier": _classifier,
     "max_score": _max_score,
 }
 
@@ -563,6 +590,7 @@ _CONSUMED: dict[str, tuple[str, ...]] = {
     "contains_json": ("schema",),
     "similar": ("provider",),
     "moderation": ("provider",),
+    "classifier": ("provider",),
 }
 
 

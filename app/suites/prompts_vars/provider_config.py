@@ -91,7 +91,7 @@ CONNECTION = frozenset(
         *("organization", "headers", "region", "projectId", "deploymentName", "tls"),
         *("maxRetries", "timeoutMs", "websocketTimeout", "stream", "method", "body"),
         *("transformRequest", "transformResponse", "cost", "model", "model_id"),
-        "knowledgeBaseId",
+        *("knowledgeBaseId", "apiEndpoint"),
     }
 )
 """Keys of how, where and to which model promptfoo connects: here the target's business."""

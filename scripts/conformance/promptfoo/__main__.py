@@ -38,6 +38,7 @@ FAST = (
     *("contains", "equals", "regex", "json", "pass_rule", "no_asserts", "python"),
     *("similar", "tools_call", "select_best", "transform", "is_sql", "provider_output"),
     *("scoring_function", "llm_rubric", "moderation", "provider_config", "image_parts"),
+    *("classifier",),
 )
 """The configs CI runs (about a minute with promptfoo's start-up)."""
 _ISOLATED = "--in-namespace"
@@ -119,7 +120,10 @@ def run(args: argparse.Namespace) -> int:
             names = ours.provider_ids([*examples, *corpus(args.configs, args.fast)])
             embedders = ours.embedding_ids(examples)
             moderators = ours.moderation_ids([*examples, *corpus(args.configs, args.fast)])
-            env = ours.service_env(fake.url, roots, home / "data", names, embedders, moderators)
+            classifiers = ours.classifier_ids([*examples, *corpus(args.configs, args.fast)])
+            env = ours.service_env(
+                fake.url, roots, home / "data", names, embedders, moderators, classifiers
+            )
             with ours.service(env) as client:
                 for config in corpus(args.configs, args.fast):
                     theirs = peer.run_eval(promptfoo, config, peer_env)

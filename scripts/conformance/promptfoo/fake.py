@@ -24,6 +24,10 @@
   (every turn's, in order, as sent) and the text parts of its last user turn, as JSON with
   sorted keys (``{"images": [...], "texts": [...]}``), so that what each tool sends is seen.
 
+A Hugging Face text-classification request (``POST .../models/<model>``, promptfoo's
+``classifier`` pointed here by ``apiEndpoint``) gets the server's own scores whatever these
+rules say (``testkit.fake_wire.classification_body``: ``HATE=<score>`` in the text).
+
 Every other request gets the default reply (the last user turn echoed).
 """
 

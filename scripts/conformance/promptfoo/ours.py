@@ -52,6 +52,7 @@ def provider_ids(configs: Sequence[Path]) -> set[str]:
 
 _EMBEDDING_ID = re.compile(r"\b[a-z][\w-]*:embeddings?:[\w./:-]+")
 _MODERATION_ID = re.compile(r"\b[a-z][\w-]*:moderation:[\w./:-]+")
+_CLASSIFIER_ID = re.compile(r"\bhuggingface:text-classification:[\w./-]+")
 
 
 def _ids_written(configs: Sequence[Path], pattern: re.Pattern[str]) -> set[str]:
@@ -74,6 +75,11 @@ def moderation_ids(configs: Sequence[Path]) -> set[str]:
     return _ids_written(configs, _MODERATION_ID)
 
 
+def classifier_ids(configs: Sequence[Path]) -> set[str]:
+    """The classifier provider ids the configs write (``huggingface:text-classification:...``)."""
+    return _ids_written(configs, _CLASSIFIER_ID)
+
+
 def service_env(
     fake_url: str,
     roots: Sequence[Path],
@@ -81,15 +87,18 @@ def service_env(
     names: Iterable[str] = (),
     embedding_names: Iterable[str] = (),
     moderation_names: Iterable[str] = (),
+    classifier_names: Iterable[str] = (),
 ) -> dict[str, str]:
     """The service's environment: targets on the fake server (the corpus's provider ids and
     ``names``; embeddings targets for ``EMBEDDING_IDS``, first, and ``embedding_names``;
-    moderation targets, its ``/moderations``, for ``moderation_names``), the corpus folders
-    as workspace roots."""
+    moderation targets, its ``/moderations``, for ``moderation_names``; classifier targets, its
+    Hugging Face text classification, for ``classifier_names``), the corpus folders as
+    workspace roots."""
+    special = {*embedding_names, *moderation_names, *classifier_names}
     targets = [
         {"name": name, "provider": "openai", "base_url": f"{fake_url}/v1",
          "model": name.rsplit(":", 1)[-1] or "fake-model", "api_key": "fake-key"}
-        for name in sorted({*PROVIDER_IDS, *names} - {*embedding_names, *moderation_names})
+        for name in sorted({*PROVIDER_IDS, *names} - special)
     ]  # fmt: skip
     targets += [
         {"name": name, "provider": "openai", "api_format": "embeddings", "api_key": "fake-key",
@@ -100,6 +109,11 @@ def service_env(
         {"name": name, "provider": "openai", "api_format": "moderation", "api_key": "fake-key",
          "base_url": f"{fake_url}/v1", "model": "omni-moderation-latest"}
         for name in sorted(set(moderation_names))
+    ]  # fmt: skip
+    targets += [
+        {"name": name, "provider": "huggingface", "task": "text-classification",
+         "base_url": f"{fake_url}/hf-inference", "model": name.split(":", 2)[2]}
+        for name in sorted(set(classifier_names))
     ]  # fmt: skip
     return {
         "PATH": SEARCH_PATH,

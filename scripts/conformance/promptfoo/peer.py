@@ -14,6 +14,7 @@ from scripts.conformance.promptfoo.install import PROMPTFOO_VERSION, Promptfoo
 from scripts.conformance.promptfoo.outcomes import AssertOutcome, ConfigOutcome, TestOutcome
 
 SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
+FAKE_URL_VARIABLE = "FAKE_LLM_URL"
 EVAL_TIMEOUT_SECONDS = 300
 QUIET_ENV = {
     "PROMPTFOO_DISABLE_TELEMETRY": "1",
@@ -36,6 +37,9 @@ def peer_env(fake_url: str, home: Path) -> dict[str, str]:
         "PROMPTFOO_CONFIG_DIR": str(home / ".promptfoo"),
         "OPENAI_BASE_URL": f"{fake_url}/v1",
         "OPENAI_API_KEY": "fake-key",
+        # promptfoo's Hugging Face providers take no base URL from the environment: a corpus
+        # config points one at the fake with `apiEndpoint: "{{ env.FAKE_LLM_URL }}/..."`
+        FAKE_URL_VARIABLE: fake_url,
         "PROMPTFOO_PYTHON": "python3",  # its prompt functions spawn `python`, absent here
         **QUIET_ENV,
     }
