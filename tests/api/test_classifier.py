@@ -169,6 +169,13 @@ async def test_a_classifier_target_answers_no_case(
     body = {"suite": suite("x"), "target": HF}
     async with make_client(settings_with(tmp_path, classifier(fake_llm.url))) as client:
         reply = await client.post("/evaluate", json=body)
+        listed = (await client.get("/targets")).json()["targets"]
+    assert [(t["name"], t["provider"], t["kind"]) for t in listed][-1] == (
+        HF,
+        "huggingface",
+        "classifier",
+    )
+    assert "hf_SECRET_token" not in str(listed)
     assert reply.status_code == 422
     assert f"{HF!r} is a classifier target" in reply.json()["detail"]
 
