@@ -18,10 +18,7 @@ from app.errors import EvaluatorConfigError
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.judges.embedding_similarity import target_failed
-from app.evaluators.judges.target_kinds import CLASSIFIER
-from app.evaluators.results import EvaluatorResult
-from app.formatting.messages import ChatMessage
-from app.providers.base import CallRole, ProviderRequest
+from app.evaluators.judges.target_kinds import CLASSIFIER, decided, text_request
 from app.providers.errors import ProviderError
 
 DEFAULT_THRESHOLD = 1.0
@@ -52,13 +49,7 @@ class ClassifierEvaluator:
         name = CLASSIFIER.target(config, context.classifier_targets)
         if context.resolve_judge is None:
             raise EvaluatorConfigError(f"evaluator {config.name!r}: no classifier target")
-        answer = context.candidate_answer
-        request = ProviderRequest(
-            question=answer,
-            chat_prompt=(ChatMessage(role="user", content=answer),),
-            role=CallRole.JUDGE,
-            case_id=context.case.id,
-        )
+        request = text_request(context.candidate_answer, context.case.id)
         try:
             reply = await context.resolve_judge(name).complete(request)
         except ProviderError as exc:
@@ -76,17 +67,4 @@ class ClassifierEvaluator:
         if config.negate:
             passed, score = not passed, 1.0 - score
             line = f"negated: {line}"
-        return EvaluatorOutcome(
-            EvaluatorResult(
-                name=config.name,
-                type=config.type,
-                score=score,
-                verdict="pass" if passed else "fail",
-                passed=passed,
-                hits=[line] if passed else [],
-                misses=[] if passed else [line],
-                reasoning=line,
-                weight=config.weight,
-            ),
-            forces_fail=not passed,
-        )
+        return decided(config, passed, line, score)

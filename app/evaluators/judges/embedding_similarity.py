@@ -24,10 +24,8 @@ from app.errors import EvaluatorConfigError
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome, JudgeClient
 from app.evaluators.checks.similarity import references
 from app.evaluators.config import EvaluatorConfig
-from app.evaluators.judges.target_kinds import EMBEDDINGS
+from app.evaluators.judges.target_kinds import EMBEDDINGS, text_request
 from app.evaluators.results import EvaluatorResult
-from app.formatting.messages import ChatMessage
-from app.providers.base import CallRole, ProviderRequest
 from app.providers.errors import ProviderError
 
 DEFAULT_THRESHOLD = 0.75
@@ -115,14 +113,7 @@ def pick(results: Sequence[Compared], negate: bool) -> Compared:
 
 async def embed(client: JudgeClient, text: str, case_id: str) -> tuple[float, ...]:
     """The vector ``client`` (an embeddings target) gives ``text``."""
-    reply = await client.complete(
-        ProviderRequest(
-            question=text,
-            chat_prompt=(ChatMessage(role="user", content=text),),
-            role=CallRole.JUDGE,
-            case_id=case_id,
-        )
-    )
+    reply = await client.complete(text_request(text, case_id))
     if not reply.embedding:
         raise EvaluatorConfigError(f"target {client.name!r} answered without an embedding")
     return reply.embedding

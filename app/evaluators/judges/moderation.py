@@ -17,10 +17,7 @@ from app.errors import EvaluatorConfigError
 from app.evaluators.base import EvaluationContext, EvaluatorOutcome
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.judges.embedding_similarity import target_failed
-from app.evaluators.judges.target_kinds import MODERATION
-from app.evaluators.results import EvaluatorResult
-from app.formatting.messages import ChatMessage
-from app.providers.base import CallRole, ProviderRequest
+from app.evaluators.judges.target_kinds import MODERATION, decided, text_request
 from app.providers.errors import ProviderError
 
 
@@ -50,18 +47,14 @@ class ModerationEvaluator:
         """1 and a pass unless a watched category (any, with no ``value``) is flagged."""
         answer = context.candidate_answer
         if not answer:
-            return self._outcome(config, True, "the answer is empty: nothing to moderate")
+            return decided(config, True, "the answer is empty: nothing to moderate")
         name = moderation_target(config, context.moderation_targets)
         if context.resolve_judge is None:
             raise EvaluatorConfigError(f"evaluator {config.name!r}: no moderation target")
-        request = ProviderRequest(
-            question=answer,
-            chat_prompt=(ChatMessage(role="user", content=answer),),
-            role=CallRole.JUDGE,
-            case_id=context.case.id,
-        )
         try:
-            reply = await context.resolve_judge(name).complete(request)
+            reply = await context.resolve_judge(name).complete(
+                text_request(answer, context.case.id)
+            )
         except ProviderError as exc:
             return target_failed(
                 config, f"target {name!r} did not moderate the answer: {exc.detail}"
@@ -70,22 +63,5 @@ class ModerationEvaluator:
         watched = _categories(config)
         hits = [flag for flag in flags if flag in watched] if watched else list(flags)
         if hits:
-            return self._outcome(config, False, f"flagged: {', '.join(hits)}")
-        return self._outcome(config, True, "no watched category flagged")
-
-    @staticmethod
-    def _outcome(config: EvaluatorConfig, passed: bool, line: str) -> EvaluatorOutcome:
-        return EvaluatorOutcome(
-            EvaluatorResult(
-                name=config.name,
-                type=config.type,
-                score=1.0 if passed else 0.0,
-                verdict="pass" if passed else "fail",
-                passed=passed,
-                hits=[line] if passed else [],
-                misses=[] if passed else [line],
-                reasoning=line,
-                weight=config.weight,
-            ),
-            forces_fail=not passed,
-        )
+            return decided(config, False, f"flagged: {', '.join(hits)}")
+        return decided(config, True, "no watched category flagged")

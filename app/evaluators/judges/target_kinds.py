@@ -11,7 +11,41 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from app.errors import EvaluatorConfigError
+from app.evaluators.base import EvaluatorOutcome
 from app.evaluators.config import EvaluatorConfig
+from app.evaluators.results import EvaluatorResult
+from app.formatting.messages import ChatMessage
+from app.providers.base import CallRole, ProviderRequest
+
+
+def decided(
+    config: EvaluatorConfig, passed: bool, line: str, score: float | None = None
+) -> EvaluatorOutcome:
+    """A pass or a fail said in one ``line``; ``score`` 1 or 0 unless given."""
+    return EvaluatorOutcome(
+        EvaluatorResult(
+            name=config.name,
+            type=config.type,
+            score=score if score is not None else 1.0 if passed else 0.0,
+            verdict="pass" if passed else "fail",
+            passed=passed,
+            hits=[line] if passed else [],
+            misses=[] if passed else [line],
+            reasoning=line,
+            weight=config.weight,
+        ),
+        forces_fail=not passed,
+    )
+
+
+def text_request(text: str, case_id: str) -> ProviderRequest:
+    """The call a target of these kinds answers: one text, as a judge call of the case."""
+    return ProviderRequest(
+        question=text,
+        chat_prompt=(ChatMessage(role="user", content=text),),
+        role=CallRole.JUDGE,
+        case_id=case_id,
+    )
 
 
 @dataclass(frozen=True)

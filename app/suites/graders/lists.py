@@ -264,17 +264,7 @@ def _moderation(
         fields["value"] = value
     elif value is not None:
         findings.error((*path, "value"), f"must be a list of category codes, not {describe(value)}")
-    if "provider" in raw:
-        name = provider_name(raw["provider"])
-        if name is None:
-            findings.error(
-                (*path, "provider"),
-                "must name a moderation target (a string or {id}), not "
-                + describe(raw["provider"]),
-            )
-        else:
-            fields["target"] = name
-    return fields
+    return {**fields, **_kind_target(raw, path, findings, "a moderation target")}
 
 
 def _classifier(
@@ -290,17 +280,23 @@ def _classifier(
         fields["value"] = value
     elif value is not None:
         findings.error((*path, "value"), f"must be the name of a class, not {describe(value)}")
-    if "provider" in raw:
-        name = provider_name(raw["provider"])
-        if name is None:
-            findings.error(
-                (*path, "provider"),
-                "must name a classifier target (a string or {id}), not "
-                + describe(raw["provider"]),
-            )
-        else:
-            fields["target"] = name
-    return fields
+    return {**fields, **_kind_target(raw, path, findings, "a classifier target")}
+
+
+def _kind_target(
+    raw: Mapping[str, Any], path: DocumentPath, findings: Findings, what: str
+) -> dict[str, Any]:
+    """The ``target`` an assert's ``provider`` names (``what`` it must name), if any."""
+    if "provider" not in raw:
+        return {}
+    name = provider_name(raw["provider"])
+    if name is None:
+        findings.error(
+            (*path, "provider"),
+            f"must name {what} (a string or {{id}}), not {describe(raw['provider'])}",
+        )
+        return {}
+    return {"target": name}
 
 
 def _judge_provider(
