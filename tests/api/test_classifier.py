@@ -77,6 +77,16 @@ async def test_the_classs_score_is_judged_by_the_threshold(
     assert "hf_SECRET_token" not in reply.text
 
 
+async def test_the_class_is_rendered_with_the_tests_variables(
+    tmp_path: Path, make_client: ClientFactory, fake_llm: FakeLLM
+) -> None:
+    body = suite("Bananas", value="{{label}}", threshold=0.9)
+    body["tests"][0]["vars"]["label"] = "nothate"
+    async with make_client(settings_with(tmp_path, classifier(fake_llm.url))) as client:
+        reply = await client.post("/evaluate", json={"suite": body})
+    assert outcome(reply.json())[0] is True, reply.text
+
+
 async def test_not_classifier_flips_the_pass_and_the_score(
     tmp_path: Path, make_client: ClientFactory, fake_llm: FakeLLM
 ) -> None:

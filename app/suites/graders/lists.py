@@ -270,14 +270,14 @@ def _moderation(
 def _classifier(
     raw: Mapping[str, Any], path: DocumentPath, context: GraderContext
 ) -> dict[str, Any]:
-    """``value`` (the class whose score is judged: a text, or none), ``provider``'s target.
+    """``value`` (the class judged: a text, rendered, or none), ``provider``'s target.
 
     Any other value is refused, as promptfoo refuses it.
     """
     value, findings = raw.get("value"), context.findings
     fields: dict[str, Any] = {}
     if isinstance(value, str):
-        fields["value"] = value
+        fields["value"] = context.render.text(value, (*path, "value"))
     elif value is not None:
         findings.error((*path, "value"), f"must be the name of a class, not {describe(value)}")
     return {**fields, **_kind_target(raw, path, findings, "a classifier target")}
