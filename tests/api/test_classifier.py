@@ -136,13 +136,16 @@ async def test_a_failing_classifier_target_is_a_grader_error(
 async def test_an_error_body_with_status_200_is_a_grader_error(
     tmp_path: Path, make_client: ClientFactory, fake_llm: FakeLLM
 ) -> None:
-    fake_llm.responder = lambda _: Reply(body={"error": "Model is currently loading"})
+    fake_llm.responder = lambda _: Reply(
+        body={"error": "Model is currently loading (token hf_SECRET_token)"}
+    )
     settings = settings_with(tmp_path, classifier(fake_llm.url), retry_max_attempts=1)
     async with make_client(settings) as client:
         reply = await client.post("/evaluate", json={"suite": suite("x", value="nothate")})
     result = reply.json()["results"][0]["evaluator_results"][0]
     assert result["status"] == "judge_error"
     assert "Model is currently loading" in result["reasoning"]
+    assert "hf_SECRET_token" not in reply.text
 
 
 async def test_classifier_without_a_classifier_target_is_refused_by_name(

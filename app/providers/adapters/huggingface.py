@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, RootModel, field_validator
 
 from app.providers.adapters.http import HttpAdapter, UpstreamError
 from app.providers.base import ProviderKind, ProviderRequest, ProviderResponse
+from app.providers.errors import redact
 from app.settings.targets import HuggingFaceTarget
 
 
@@ -82,7 +83,7 @@ class HuggingFaceClassifierAdapter(HttpAdapter[HuggingFaceTarget]):
         """Each class's score; an ``{"error": ...}`` body is the target's failure."""
         message = _error_message(payload)
         if message is not None:
-            raise self._invalid(f"answered an error: {message[:300]}")
+            raise self._invalid(f"answered an error: {redact(message, self._secrets)[:300]}")
         return ProviderResponse(
             text="", classification=classification_scores(payload), model=self.target.model
         )
