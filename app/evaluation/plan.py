@@ -177,7 +177,9 @@ def build_run_plan(
     return RunPlan(
         target=candidate.name,
         judge_target=judge.name,
-        max_concurrency=max_concurrency
+        max_concurrency=1  # promptfoo runs tests that read earlier ones one at a time
+        if in_order(suite)
+        else max_concurrency
         or suite.max_concurrency
         or candidate.max_concurrency
         or default_max_concurrency,
@@ -232,6 +234,11 @@ def check_judge_options(suite: EvalSuite, targets: TargetLookup, judge: str) -> 
                 f"grader {grader.name!r}: judge target {runtime.name!r} does not take "
                 f"{', '.join(refused)} (its grading provider's config)"
             )
+
+
+def in_order(suite: EvalSuite) -> bool:
+    """Whether the suite's cases read earlier ones (``app.evaluation.sequential``)."""
+    return any(case.sequence is not None for case in suite.cases)
 
 
 def compares_arms(suite: EvalSuite) -> bool:

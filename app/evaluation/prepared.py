@@ -6,11 +6,13 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from app.evaluation.budget import Spending
 from app.evaluation.context import CaseContext
 from app.evaluation.known_answers import KnownAnswer
-from app.evaluation.orchestrator import OnResult, evaluate_case, run_cases
+from app.evaluation.orchestrator import OnResult, evaluate_case, not_run, run_cases
 from app.evaluation.plan import RunPlan
 from app.evaluation.records import ResultRecord
+from app.evaluation.sequential import Sequence
 from app.evaluation.workspaces import run_after_all
 from app.evaluators.config import EvaluatorConfig
 from app.evaluators.registry import EVALUATORS, EvaluatorRegistry
@@ -90,13 +92,38 @@ class PreparedRun:
             records.append(record)
             await on_result(record)
 
-        if self.arm_runs:
+        if any(case.case.sequence is not None for case in self.cases):
+            await self._run_in_order(keep)
+        elif self.arm_runs:
             async with asyncio.TaskGroup() as group:
                 for arm_run in self.arm_runs:
                     group.create_task(arm_run.run_cases(keep))
         else:
             await self.run_cases(keep)
         await run_after_all(self.plan.workspace, self.context.programs, records)
+
+    async def _run_in_order(self, on_result: OnResult) -> None:
+        """Cases that read earlier ones: one at a time, test by test, arm by arm (promptfoo's)."""
+        sequence = Sequence()
+        arms = self.arm_runs or (self,)
+        by_arm = [{case.case.id: case for case in arm.cases} for arm in arms]
+        spending = {index: Spending(arm.plan.budget_usd) for index, arm in enumerate(arms)
+                    if arm.plan.budget_usd is not None}  # fmt: skip
+        for test in self.cases:
+            for index, arm in enumerate(arms):
+                formatted = by_arm[index].get(test.case.id)
+                if formatted is None:  # a test may skip a prompt
+                    continue
+                ready = sequence.ready(formatted, arm.plan, self.files)
+                budget = spending.get(index)
+                if budget is not None and budget.exhausted():
+                    record = not_run(ready.case, arm.plan, budget.refusal())
+                else:
+                    record = await arm.evaluate(ready)
+                    if budget is not None:
+                        budget.add(record)
+                await sequence.note(ready, arm.plan, record)
+                await on_result(record)
 
     async def run_cases(self, on_result: OnResult) -> None:
         """Run every case of ``cases`` (no run-level hook: an arm's part of a run)."""

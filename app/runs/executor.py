@@ -27,6 +27,7 @@ from app.evaluation.select_best import pending, settle_test
 from app.evaluation.workspaces import run_after_all
 from app.observability.logging import bind_log_context
 from app.runs.models import StoredCase
+from app.runs.sequence import in_sequence
 from app.runs.spec import stored_case
 from app.runs.storage.store import RunStore
 from app.runs.storage.store_base import utc_now
@@ -307,10 +308,13 @@ class InProcessExecutor:
     async def _run_stored(
         self, run_id: str, case: StoredCase, *, wait_for_commit: bool = True
     ) -> bool:
-        prepared = (await self._prepared_run(run_id)).for_arm(case.arm)
+        whole = await self._prepared_run(run_id)
+        prepared = whole.for_arm(case.arm)
         with bind_log_context(run_id=run_id, case_id=case.eval_id):
             try:
                 formatted = stored_case(case.definition, prepared)
+                if formatted.case.sequence is not None:  # it reads the cases before it
+                    formatted = await in_sequence(self._store, run_id, case, whole, formatted)
                 known = None
                 if case.candidate_answer is not None:
                     known = known_answer(case.candidate_answer, case.candidate_output)

@@ -17,6 +17,7 @@ from app.evaluators.expected import ExpectedMessage
 from app.evaluators.verdicts import Thresholds
 from app.formatting.messages import DEFAULT_GUIDELINE_PATTERNS, FormattedPrompt, Message
 from app.providers.base import ModelOptions
+from app.suites.sequencing import SequenceStep
 from app.suites.tool_use import ToolUse
 
 TrialStrategy = Literal["pass_any", "pass_all", "mean"]
@@ -246,6 +247,13 @@ class EvalCase(BaseModel):
     error: str | None = None
     prompt_errors: tuple[tuple[str, str], ...] = ()
     only_targets: tuple[str, ...] = ()
+    sequence: SequenceStep | None = Field(
+        None,
+        description=(
+            "A promptfoo test that runs after the tests before it (their stored outputs, its "
+            "conversation's earlier turns): what its input is rendered from then."
+        ),
+    )
     prompt_inputs: tuple[tuple[str, tuple[Message, ...]], ...] = Field(
         (),
         description=(

@@ -36,9 +36,11 @@ async def test_the_grading_provider_is_the_judge_of_model_graders_without_their_
 
 async def test_other_options_are_refused_by_name() -> None:
     document = suite()
-    document["tests"][0]["options"] = {"storeOutputAs": "answer", "provider": "j"}
+    document["tests"][0]["options"] = {"disableConversationVar": True, "provider": "j"}
     errors = errors_by_path(await check(document))
-    assert "'storeOutputAs' in options" in errors["tests[0].options.storeOutputAs"]
+    assert (
+        "'disableConversationVar' in options" in errors["tests[0].options.disableConversationVar"]
+    )
 
 
 async def test_a_provider_that_names_no_target_is_an_error_at_it() -> None:

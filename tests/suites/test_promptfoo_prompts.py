@@ -102,9 +102,16 @@ async def test_a_json_chat_template_is_rendered_whole_then_parsed() -> None:
     assert "is not valid JSON once rendered" in broken.error
 
 
-async def test_a_prompt_reading_the_conversation_promptfoo_fills_is_refused_by_name() -> None:
+async def test_a_prompt_reading_the_conversation_gets_none_on_its_first_test() -> None:
+    # promptfoo fills it as the tests run (tests/api/test_promptfoo_sequential.py)
     report = await check(
         {"prompts": ["file://chat.json"], "tests": [{"vars": {"q": "x"}}]},
-        files={"chat.json": '[{% for c in _conversation %}{% endfor %}{"role": "user"}]'},
+        files={
+            "chat.json": '[{% for c in _conversation %}{}, {% endfor %}{"role": "user", '
+            '"content": "{{ q }} {{ _conversation | length }}"}]'
+        },
     )
-    assert any("reads '_conversation'" in error.message for error in report.errors)
+    assert report.suite is not None, report.errors
+    [case] = report.suite.cases
+    assert [m.content for m in case.input_messages] == ["x 0"]
+    assert case.sequence is not None

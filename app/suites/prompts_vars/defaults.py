@@ -27,6 +27,7 @@ from app.suites.prompts_vars.provider_config import grading_settings
 from app.suites.prompts_vars.rubric_prompt import grader_family, read_rubric_prompt
 from app.suites.prompts_vars.scoring import KEY as SCORING
 from app.suites.prompts_vars.scoring import read_scoring_function
+from app.suites.prompts_vars.sequential import store_name
 from app.suites.prompts_vars.test_providers import ProviderName
 from app.suites.prompts_vars.variables import VarFiles, loaded_variables, read_transform_vars
 from app.suites.reading import refuse
@@ -36,13 +37,12 @@ DEFAULT_TEST_KEYS = ("defaultTest", "default_test")
 DEFAULT_TEST_READ = frozenset(
     {"vars", "assert", "threshold", "metadata", "options", "assertScoringFunction"}
 )
-OPTIONS_REFUSED = {
-    "storeOutputAs": "storing an output for later tests is not supported yet",
-}
+OPTIONS_REFUSED: dict[str, str] = {}
 
 
 OPTIONS_READ = frozenset(
     {"provider", "transform", "rubricPrompt", "rubric_prompt", "transformVars"}
+    | {"storeOutputAs"}  # the sequential module's
 )
 OPTIONS_UNREAD_BY_PROMPTFOO = {
     "providers": "promptfoo 0.123.1 does not read it either (grading providers are "
@@ -92,6 +92,10 @@ class DefaultTest:
     """AgentV's top-level ``assert``: every test's, unless it skips defaults."""
     scoring: str | None = None
     """``assertScoringFunction``: the program making each test's result (a test's own wins)."""
+    store_as: str | None = None
+    """``options.storeOutputAs``: every test's output is stored as this variable."""
+    sequential: bool = False
+    """The suite's tests run in order (``sequential``): each case carries its step."""
 
 
 def default_test(document: Mapping[str, Any], sources: Sources, findings: Findings) -> DefaultTest:
@@ -146,6 +150,7 @@ def default_test(document: Mapping[str, Any], sources: Sources, findings: Findin
             raw.get("options"), (key, "options"), findings, sources.texts
         ),
         transform_vars=read_transform_vars(raw.get("options"), (key, "options"), findings),
+        store_as=store_name(raw.get("options"), (key, "options"), findings),
         scoring=(
             read_scoring_function(raw[SCORING], (key, SCORING), findings)
             if SCORING in raw

@@ -233,14 +233,10 @@ def prompt_messages(
     written = prompt.text if prompt.text is not None else json.dumps(prompt.messages)
     variables = program_values(written, variables, (*path, prompt.id))
     renderer = Renderer(variables, findings, "empty")
-    if CONVERSATION not in variables and _CONVERSATION.search(prompt.text or ""):
-        findings.error(
-            (*path, "vars"),
-            f"prompt {prompt.id!r} reads '{CONVERSATION}', which promptfoo fills as the tests "
-            "run (the earlier turns of the test's metadata.conversationId): not supported "
-            "yet; give it in the test's vars",
-        )
-        return None
+    if CONVERSATION not in variables and _CONVERSATION.search(written):
+        # promptfoo's first turn of a conversation (``sequential`` fills the later ones)
+        variables = {**variables, CONVERSATION: []}
+        renderer = Renderer(variables, findings, "empty")
     if prompt.chat_template:
         assert prompt.text is not None
         before = len(findings.errors)

@@ -64,6 +64,7 @@ from app.suites.prompts_vars.rubric_prompt import prompted_by, read_rubric_promp
 from app.suites.prompts_vars.scenarios import scenario_tests
 from app.suites.prompts_vars.scoring import KEY as SCORING_KEY
 from app.suites.prompts_vars.scoring import read_scoring_function, scoring_grader
+from app.suites.prompts_vars.sequential import sequence_step, store_name, suite_is_sequential
 from app.suites.prompts_vars.test_providers import providers_named, suite_providers
 from app.suites.prompts_vars.variables import (
     VarFiles,
@@ -85,6 +86,7 @@ from app.suites.reading import (
     pass_threshold,
     refuse,
 )
+from app.suites.sequencing import SequenceStep
 from app.suites.tool_use import TOOL_USE_KEYS, read_tool_use
 from app.suites.workspaces.workspace import read_workspace
 
@@ -151,9 +153,10 @@ def read_prompts_vars(
     cases: list[EvalCase] = []
     origins: dict[str, CaseOrigin] = {}
     first_seen: dict[str, DocumentPath] = {}
-    tests = chain(
-        _raw_tests(document, sources, findings), scenario_tests(document, sources, findings)
+    tests = list(
+        chain(_raw_tests(document, sources, findings), scenario_tests(document, sources, findings))
     )
+    defaults.sequential = suite_is_sequential(prompts, tests, defaults.store_as is not None)
     for index, (path, raw) in enumerate(tests):
         for case, origin in _expanded_test(raw, path, index, prompts, defaults, findings):
             if case.id in first_seen:
@@ -309,6 +312,7 @@ def _read_test(
     made = list(_inputs(raw, path, chosen, variables, origin, findings))
     inputs = [(pid, () if isinstance(m, InputError) else m) for pid, m in made]
     own_tools = read_tool_use(raw, path, findings, defaults.texts)
+    step = _step(raw, path, chosen, own_transform, defaults, findings)
     tool_use = own_tools.merged_over(defaults.tool_use) if own_tools else defaults.tool_use
     if len(findings.errors) > before or test_id is None:
         return
@@ -339,10 +343,27 @@ def _read_test(
                 only_targets=own_targets,
                 scoring_function=scoring_grader(scoring),
                 error=failures.get(inputs[0][0]),
+                sequence=step,
                 prompt_errors=tuple(failures.items()) if len(prompts) > 1 else (),
             ),
             origin,
         )
+
+
+def _step(
+    raw: Mapping[str, Any],
+    path: DocumentPath,
+    prompts: list[Prompt],
+    own_transform: str | None,
+    defaults: DefaultTest,
+    findings: Findings,
+) -> SequenceStep | None:
+    """What a test renders its input from when promptfoo runs the suite's tests in order."""
+    if not defaults.sequential:
+        return None
+    store_as = store_name(raw.get("options"), (*path, "options"), findings) or defaults.store_as
+    transform = own_transform or defaults.transform
+    return sequence_step(raw, defaults.variables, path, prompts, store_as, transform, findings)
 
 
 def _failures(

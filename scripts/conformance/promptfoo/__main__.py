@@ -39,6 +39,7 @@ FAST = (
     *("similar", "tools_call", "select_best", "transform", "is_sql", "provider_output"),
     *("scoring_function", "llm_rubric", "moderation", "provider_config", "image_parts"),
     *("classifier",),
+    *("store_outputs", "conversation"),
 )
 """The configs CI runs (about a minute with promptfoo's start-up)."""
 _ISOLATED = "--in-namespace"
