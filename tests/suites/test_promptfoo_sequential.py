@@ -74,3 +74,11 @@ def test_a_turn_of_a_chat_prompt_is_its_messages_and_its_last_content() -> None:
         "input": "q",
         "output": "a",
     }
+
+
+async def test_a_variable_made_by_a_program_in_such_a_suite_is_refused_by_name() -> None:
+    document = storing()
+    document["tests"][1]["vars"] = {"q": "file://make.py"}
+    report = await check(document, files={"make.py": "def get_var(*a):\n    return {}\n"})
+    errors = errors_by_path(report)
+    assert "made by a program in a suite whose tests run in order" in errors["tests[1].vars.q"]

@@ -30,6 +30,7 @@ from typing import Any
 from app.formatting.messages import Message
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe
+from app.suites.prompts_vars.program_vars import program_file
 from app.suites.prompts_vars.prompts import CONVERSATION, InputError, Prompt, prompt_messages
 from app.suites.reading import CaseOrigin, case_variables, refuse
 from app.suites.sequencing import SequenceStep, StepPrompt
@@ -100,6 +101,13 @@ def sequence_step(
     metadata = metadata if isinstance(metadata, dict) else {}
     thread = metadata.get("conversationId")
     variables = {**inherited, **own}
+    made_by_programs = [name for name, value in variables.items() if program_file(value)]
+    if made_by_programs:
+        why = "a variable made by a program is made while the suite is read, not again later"
+        refuse(findings, (*path, "vars", made_by_programs[0]),
+               f"variable {made_by_programs[0]!r} made by a program in a suite whose tests "
+               "run in order", why)  # fmt: skip
+        return None
     try:
         json.dumps(variables)
     except (TypeError, ValueError):
