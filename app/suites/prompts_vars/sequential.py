@@ -1,6 +1,6 @@
 """promptfoo's tests that read earlier tests: ``options.storeOutputAs`` and ``_conversation``.
 
-Measured against promptfoo 0.123.1 (tests/conformance/promptfoo/sequential.yaml and
+Measured against promptfoo 0.123.1 (tests/conformance/promptfoo/store_outputs.yaml and
 conversation.yaml): as soon as one test stores its output or one prompt reads
 ``_conversation``, promptfoo runs the whole config in order, one (test, provider, prompt)
 cell at a time, whatever its concurrency. Then:
@@ -14,7 +14,9 @@ cell at a time, whatever its concurrency. Then:
   prompt and ``metadata.conversationId`` (tests without one share one thread), each
   ``{prompt, input, output}``: the rendered prompt (a chat prompt's messages), its last
   message's content (the prompt's text for a text prompt) and the provider's output
-  before any transform. A cell whose transform or graders fail still adds its turn.
+  before any transform. A cell whose transform or graders fail still adds its turn; one
+  whose provider call fails adds a turn with an empty output and stores nothing
+  (tests/conformance/promptfoo/sequential_errors.yaml).
 
 Such a suite's cases each carry a ``SequenceStep`` (``app.suites.sequencing``);
 ``render_step`` makes a case's input again with what the earlier cases left.

@@ -23,6 +23,8 @@
 - A prompt ``IMAGES:<anything>:END`` is answered with the image parts the request carried
   (every turn's, in order, as sent) and the text parts of its last user turn, as JSON with
   sorted keys (``{"images": [...], "texts": [...]}``), so that what each tool sends is seen.
+- A prompt ``REFUSE:<anything>:END`` is answered with an HTTP 400 error (neither tool
+  retries it), so that a test whose provider call fails is seen.
 
 A Hugging Face text-classification request (``POST .../models/<model>``, promptfoo's
 ``classifier`` pointed here by ``apiEndpoint``) gets the server's own scores whatever these
@@ -40,7 +42,7 @@ from typing import Any
 
 from app.providers.structured_output.schema_instance import instance_from_schema
 from testkit.fake_llm import FakeLLM, Reply
-from testkit.fake_wire import RecordedRequest, last_user_text, requested_schema
+from testkit.fake_wire import RecordedRequest, error, last_user_text, requested_schema
 
 SETTINGS_PREFIX = "SETTINGS:"
 SETTINGS_KEYS = (
@@ -51,6 +53,7 @@ TOKEN_LIMITS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 REPLY_PREFIX = "REPLY:"
 CALL_PREFIX = "CALL:"
 IMAGES_PREFIX = "IMAGES:"
+REFUSE_PREFIX = "REFUSE:"
 REPLY_END = ":END"
 _GRADE = re.compile(r"GRADE=([01](?:\.\d+)?|T)")
 _PICK = re.compile(r"PICK=(\w+)")
@@ -165,6 +168,19 @@ def model_graded_reply(text: str, score: float) -> str | None:
     return None
 
 
+def refused(recorded: RecordedRequest) -> Reply | None:
+    """An HTTP 400 error for a ``REFUSE:...:END`` prompt (None for another request)."""
+    text = last_user_text(recorded)
+    if text.startswith(REFUSE_PREFIX) and text.endswith(REPLY_END):
+        return error(400, "refused as the prompt asks")
+    return None
+
+
+def respond_or_refuse(recorded: RecordedRequest) -> Reply | None:
+    """``respond``, but a ``REFUSE:...:END`` prompt gets its HTTP 400 (``refused``)."""
+    return refused(recorded) or respond(recorded)
+
+
 def respond(recorded: RecordedRequest) -> Reply | None:
     """The harness's reply to ``recorded`` (None: the server's default)."""
     pick = _PICK.search(recorded.messages_text())
@@ -200,6 +216,6 @@ def respond(recorded: RecordedRequest) -> Reply | None:
 def harness_fake() -> FakeLLM:
     """A fake LLM answering by the harness's rules (recording nothing)."""
     fake = FakeLLM()
-    fake.responder = respond
+    fake.responder = respond_or_refuse
     fake.record = False
     return fake
