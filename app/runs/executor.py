@@ -27,7 +27,7 @@ from app.evaluation.select_best import pending, settle_test
 from app.evaluation.workspaces import run_after_all
 from app.observability.logging import bind_log_context
 from app.runs.models import StoredCase
-from app.runs.sequence import in_sequence
+from app.runs.sequence import in_sequence, wait_for_earlier
 from app.runs.spec import stored_case
 from app.runs.storage.store import RunStore
 from app.runs.storage.store_base import utc_now
@@ -114,6 +114,11 @@ class CaseExecutor(Protocol):
     async def aclose(self) -> None:
         """Wait for work left running by cancelled cases."""
         ...
+
+
+def _in_order(case: StoredCase, run: PreparedRun) -> bool:
+    """Whether the case reads the cases before it (``app.runs.sequence``)."""
+    return stored_case(case.definition, run.for_arm(case.arm)).case.sequence is not None
 
 
 def failure_record(prepared: PreparedRun, case: StoredCase, message: str) -> ResultRecord:
@@ -302,6 +307,8 @@ class InProcessExecutor:
             return False
         slots = self._run_slots
         limit = prepared.plan.max_concurrency
+        if slots is not None and _in_order(case, prepared):
+            await wait_for_earlier(self._store, run_id, seq)  # before it takes a slot
         async with slots(run_id, limit) if slots is not None else nullcontext():
             return await self._run_stored(run_id, case)
 

@@ -46,6 +46,16 @@ async def in_sequence(
     return sequence.ready(formatted, run.for_arm(case.arm).plan, run.files)
 
 
+async def wait_for_earlier(store: RunStore, run_id: str, seq: int) -> None:
+    """Wait until every case before ``seq`` has its record.
+
+    A case of the task queue waits here before it takes a slot of its run's limit: holding
+    the run's one slot while waiting for an earlier case would keep that case from running.
+    """
+    earlier = await _stored_before(store, run_id, seq)
+    await _records_before(store, run_id, seq, len(earlier))
+
+
 async def _stored_before(store: RunStore, run_id: str, seq: int) -> list[StoredCase]:
     """The run's cases before position ``seq``, in order."""
     found: list[StoredCase] = []
