@@ -66,6 +66,8 @@ class ToolUse(BaseModel):
     results: tuple[CannedResult, ...] | None = None
     max_turns: int = DEFAULT_MAX_TURNS
     response_format: ResponseFormat | None = None
+    legacy_functions: bool = False
+    """The tools are OpenAI's legacy ``functions`` (``prompts_vars.legacy_functions``)."""
 
     def merged_over(self, suite: ToolUse | None) -> ToolUse:
         """This case's settings over the suite's (tools by name, the rest when unset)."""
@@ -78,6 +80,7 @@ class ToolUse(BaseModel):
             results=self.results if self.results is not None else suite.results,
             max_turns=self.max_turns if self.max_turns != DEFAULT_MAX_TURNS else suite.max_turns,
             response_format=self.response_format or suite.response_format,
+            legacy_functions=self.legacy_functions or suite.legacy_functions,
         )
 
 

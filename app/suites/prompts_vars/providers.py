@@ -14,6 +14,7 @@ from typing import Any
 from app.providers.base import ModelOptions
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe
+from app.suites.prompts_vars.legacy_functions import as_tool_keys
 from app.suites.prompts_vars.prompts import Prompt, prompts_named
 from app.suites.prompts_vars.provider_config import read_model_settings, tool_keys
 from app.suites.target_lists import read_target_list
@@ -121,5 +122,8 @@ def provider_entry(
         return None, None, None
     at, provider_id = (*where, "config"), provider.get("id")
     settings = read_model_settings(config, provider_id, at, findings)
-    tools = read_tool_use(tool_keys(config, provider_id), at, findings, texts)
+    keys, legacy = as_tool_keys(tool_keys(config, provider_id), at, findings)
+    tools = read_tool_use(keys, at, findings, texts)
+    if legacy and tools is not None:
+        tools = tools.model_copy(update={"legacy_functions": True})
     return name.strip(), tools, settings
