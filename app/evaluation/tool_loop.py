@@ -15,6 +15,8 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.evaluation.tool_callbacks import called_back
+from app.evaluators.code.programs import ProgramRunner
 from app.providers.base import ProviderRequest, ProviderResponse, ToolCall, ToolStep
 from app.providers.errors import ProviderRejected
 from app.providers.messages.tool_calls import answer_text, legacy_answer
@@ -117,15 +119,24 @@ def _legacy(request: ProviderRequest, response: ProviderResponse) -> ProviderRes
 
 
 async def run_tool_loop(
-    target: Completes, request: ProviderRequest, tool_use: ToolUse | None
+    target: Completes,
+    request: ProviderRequest,
+    tool_use: ToolUse | None,
+    programs: ProgramRunner | None = None,
 ) -> tuple[ProviderResponse, list[CandidateStep]]:
-    """The candidate's final reply (with every call it made, in order) and its steps."""
+    """The candidate's final reply (with every call it made, in order) and its steps.
+
+    ``programs`` runs the file callbacks of tools (``app.evaluation.tool_callbacks``).
+    """
     request = with_tool_use(request, tool_use)
     response = _legacy(request, await target.complete(request))
     steps = [_step_record(1, response)]
     if tool_use is None or tool_use.results is None:
         calls = tuple(c.model_copy(update={"step": 1}) for c in response.tool_calls)
-        return response.model_copy(update={"tool_calls": calls}), steps
+        response = response.model_copy(update={"tool_calls": calls})
+        if tool_use is not None and tool_use.callbacks:
+            response = await called_back(response, tool_use.callbacks, programs)
+        return response, steps
     made: list[ToolCall] = []
     sent: list[ToolStep] = []
     number = 1

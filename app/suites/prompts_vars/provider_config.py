@@ -33,6 +33,7 @@ from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe
 from app.suites.prompts_vars.legacy_functions import legacy_functions
 from app.suites.reading import refuse
+from app.suites.tool_callbacks import callback_keys
 from app.suites.tool_use import TOOL_USE_KEYS
 
 SETTINGS: dict[str, str] = {
@@ -203,7 +204,7 @@ def _read_key(
             findings.error(path, f"must be a mapping of body fields, not {describe(value)}")
     elif family is not None and key in API_FIELDS[family]:
         _put_api_field(API_FIELDS[family][key], value, extra)
-    elif key not in TOOL_USE_KEYS | legacy_functions(family) and not (
+    elif key not in TOOL_USE_KEYS | legacy_functions(family) | callback_keys(family) and not (
         family == "gemini" and key == "responseSchema"
     ):
         refuse(findings, path, f"config key {key!r}", _why_not(family))

@@ -38,6 +38,7 @@ FAST = (
     *("contains", "equals", "regex", "json", "pass_rule", "no_asserts", "python"),
     *("similar", "tools_call", "select_best", "transform", "is_sql", "provider_output"),
     *("scoring_function", "llm_rubric", "moderation", "provider_config"),
+    *("functions", "function_callbacks"),
 )
 """The configs CI runs (about a minute with promptfoo's start-up)."""
 _ISOLATED = "--in-namespace"
