@@ -174,9 +174,9 @@ def chat_tool_choice(choice: ToolChoice) -> Any:
 
 def tool_loop_messages(request: ProviderRequest) -> list[dict[str, Any]]:
     """Each earlier step: an assistant message with its calls, then one ``tool`` message each."""
-    messages: list[dict[str, Any]] = []
     if request.legacy_functions:
         return legacy_loop_messages(request)
+    messages: list[dict[str, Any]] = []
     for number, step in numbered(request.tool_steps):
         ids = [call_id(call, number, index) for index, call in enumerate(step.calls)]
         messages.append({
