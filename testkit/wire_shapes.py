@@ -65,8 +65,22 @@ OPENAI_CHAT: dict[str, Any] = {
             "properties": {"type": {"enum": ["text", "json_object", "json_schema"]}},
         },
         "reasoning_effort": {"enum": ["none", "minimal", "low", "medium", "high", "xhigh"]},
+        # legacy function calling (deprecated in the spec, still taken)
+        "functions": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/function"}},
+        "function_call": {
+            "anyOf": [
+                {"enum": ["none", "auto"]},
+                {"type": "object", "required": ["name"], "additionalProperties": False,
+                 "properties": {"name": {"type": "string"}}},
+            ]
+        },
     },
     "$defs": {
+        "function": {
+            "type": "object", "required": ["name"], "additionalProperties": False,
+            "properties": {"name": _NAME, "description": {"type": "string"},
+                           "parameters": _OBJECT, "strict": {"type": ["boolean", "null"]}},
+        },
         "tool": {
             "type": "object", "required": ["type", "function"], "additionalProperties": False,
             "properties": {
@@ -89,10 +103,13 @@ OPENAI_CHAT: dict[str, Any] = {
         },
         "message": {
             "type": "object", "required": ["role"],
-            "properties": {"role": {"enum": ["system", "developer", "user", "assistant", "tool"]}},
+            "properties": {"role": {"enum": ["system", "developer", "user", "assistant", "tool",
+                                             "function"]}},
             "allOf": [
                 {"if": {"properties": {"role": {"const": "tool"}}},
                  "then": {"required": ["tool_call_id", "content"]}},
+                {"if": {"properties": {"role": {"const": "function"}}},
+                 "then": {"required": ["name", "content"]}},
                 {"if": {"properties": {"role": {"const": "assistant"}}},
                  "then": {"properties": {"content": {"anyOf": [_CHAT_CONTENT, {"type": "null"}]},
                                          "tool_calls": {"type": "array", "minItems": 1,
@@ -331,15 +348,21 @@ def _pairing_problems(wire: str, body: dict[str, Any]) -> list[str]:
 
 def _openai_pairs(messages: list[dict[str, Any]]) -> list[str]:
     open_ids: set[str] = set()
+    called: str | None = None  # a legacy function_call's name
     problems = []
     for index, message in enumerate(messages):
         if message["role"] == "assistant":
             open_ids = {call["id"] for call in message.get("tool_calls") or ()}
+            called = (message.get("function_call") or {}).get("name")
         elif message["role"] == "tool":
             if message["tool_call_id"] not in open_ids:
                 problems.append(f"messages/{index}: tool message answers no preceding tool call")
+        elif message["role"] == "function":
+            if message["name"] != called:
+                problems.append(f"messages/{index}: function message answers no function_call")
+            called = None
         else:
-            open_ids = set()
+            open_ids, called = set(), None
     return problems
 
 

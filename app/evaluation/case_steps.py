@@ -144,7 +144,7 @@ async def ask_candidate(
         )
     if tool_use is not None:
         refuse_hosted_tools(plan.target, tool_use.hosted, runtime)
-    response, steps = await run_tool_loop(candidate, request, tool_use)
+    response, steps = await run_tool_loop(candidate, request, tool_use, context.programs)
     target_tools = getattr(getattr(runtime, "config", None), "tools", ())
     state.offered_tools = merged_tools(target_tools, tool_use.tools if tool_use else ())
     if tool_use is not None or (response.tool_calls and runtime.kind == "api"):

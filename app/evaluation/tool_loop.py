@@ -15,9 +15,11 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.evaluation.tool_callbacks import called_back
+from app.evaluators.code.programs import ProgramRunner
 from app.providers.base import ProviderRequest, ProviderResponse, ToolCall, ToolStep
 from app.providers.errors import ProviderRejected
-from app.providers.messages.tool_calls import answer_text
+from app.providers.messages.tool_calls import answer_text, legacy_answer
 from app.settings.hosted_tools import API_NAMES, HostedTool, unsupported
 from app.suites.tool_use import ToolUse, canned_result
 
@@ -50,6 +52,7 @@ def with_tool_use(request: ProviderRequest, tool_use: ToolUse | None) -> Provide
         "tools": tool_use.tools,
         "hosted_tools": tool_use.hosted,
         "tool_choice": tool_use.tool_choice,
+        "legacy_functions": tool_use.legacy_functions,
     }
     if tool_use.response_format is not None:
         fmt = tool_use.response_format
@@ -96,16 +99,44 @@ def _step_record(step: int, response: ProviderResponse) -> CandidateStep:
     )
 
 
+def _call_answers(calls: tuple[ToolCall, ...]) -> tuple[str, ...]:
+    """The answers a reply of only ``calls`` has (OpenAI's Chat form, or the legacy one)."""
+    return (answer_text("", calls), legacy_answer(calls[0])) if calls else ("",)
+
+
+def _legacy(request: ProviderRequest, response: ProviderResponse) -> ProviderResponse:
+    """A reply of calls to legacy ``functions``: its answer is its first call's object.
+
+    A reply of only calls has them as its answer in its API's form, a JSON list (OpenAI's
+    Chat form; Gemini's parts): that is replaced, a reply's own text is kept.
+    """
+    calls, text = response.tool_calls, response.text
+    if not request.legacy_functions or not calls:
+        return response
+    if text != answer_text("", calls) and not text.startswith("["):
+        return response  # the model said something: that is its answer
+    return response.model_copy(update={"text": legacy_answer(calls[0])})
+
+
 async def run_tool_loop(
-    target: Completes, request: ProviderRequest, tool_use: ToolUse | None
+    target: Completes,
+    request: ProviderRequest,
+    tool_use: ToolUse | None,
+    programs: ProgramRunner | None = None,
 ) -> tuple[ProviderResponse, list[CandidateStep]]:
-    """The candidate's final reply (with every call it made, in order) and its steps."""
+    """The candidate's final reply (with every call it made, in order) and its steps.
+
+    ``programs`` runs the file callbacks of tools (``app.evaluation.tool_callbacks``).
+    """
     request = with_tool_use(request, tool_use)
-    response = await target.complete(request)
+    response = _legacy(request, await target.complete(request))
     steps = [_step_record(1, response)]
     if tool_use is None or tool_use.results is None:
         calls = tuple(c.model_copy(update={"step": 1}) for c in response.tool_calls)
-        return response.model_copy(update={"tool_calls": calls}), steps
+        response = response.model_copy(update={"tool_calls": calls})
+        if tool_use is not None and tool_use.callbacks:
+            response = await called_back(response, tool_use.callbacks, programs)
+        return response, steps
     made: list[ToolCall] = []
     sent: list[ToolStep] = []
     number = 1
@@ -114,9 +145,10 @@ async def run_tool_loop(
         made += answered
         if number >= tool_use.max_turns:
             break
-        said = "" if response.text == answer_text("", response.tool_calls) else response.text
+        said = "" if response.text in _call_answers(response.tool_calls) else response.text
         sent.append(ToolStep(text=said, calls=tuple(answered)))
         number += 1
-        response = await target.complete(request.model_copy(update={"tool_steps": tuple(sent)}))
+        following = request.model_copy(update={"tool_steps": tuple(sent)})
+        response = _legacy(request, await target.complete(following))
         steps.append(_step_record(number, response))
     return response.model_copy(update={"tool_calls": tuple(made)}), steps

@@ -130,6 +130,12 @@ class ProviderRequest(BaseModel):
         (), description="Tools the provider runs itself (web search, MCP...), sent as written."
     )
     tool_choice: ToolChoice | None = None
+    legacy_functions: bool = Field(
+        False,
+        description="The tools are OpenAI's legacy functions: Chat Completions sends them as "
+        "``functions``/``function_call``, and a reply of calls answers with the first call as "
+        "``{name, arguments}``.",
+    )
     tool_steps: tuple[ToolStep, ...] = Field(
         (), description="The candidate's earlier replies in a tool loop, with the results."
     )

@@ -30,6 +30,7 @@ from app.suites.documents.parsing import MAX_DEPTH, non_finite_numbers
 from app.suites.files.references import fill_from_files, role_marker_warnings
 from app.suites.files.resolve import FileSource, LoadedFiles
 from app.suites.files.sources import Sources, load_sources
+from app.suites.graders.callback_files import with_placed_callbacks
 from app.suites.graders.programs import (
     CodePolicy,
     folder_inside,
@@ -172,6 +173,7 @@ async def read_suite(
     image_policy.refuse_unallowed(check.suite, check.origins, findings, allowed=image_urls)
     policy = CodePolicy(enabled=code_graders, folder=file_source.suite_folder, git=git)
     placed = place_code_graders(check.suite, check.origins, policy, findings)
+    placed = with_placed_callbacks(placed, policy, findings)
     placed = place_workspace(placed, policy, findings)
     if report.errors:
         return report

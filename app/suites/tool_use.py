@@ -38,6 +38,7 @@ from app.settings.tools import (
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe
 from app.suites.documents.parsing import parse_yaml
+from app.suites.tool_callbacks import ToolCallback
 
 DEFAULT_MAX_TURNS = 5
 TOOL_USE_KEYS = frozenset(
@@ -66,6 +67,10 @@ class ToolUse(BaseModel):
     results: tuple[CannedResult, ...] | None = None
     max_turns: int = DEFAULT_MAX_TURNS
     response_format: ResponseFormat | None = None
+    callbacks: tuple[ToolCallback, ...] = ()
+    """promptfoo's ``functionToolCallbacks`` (``app.suites.tool_callbacks``)."""
+    legacy_functions: bool = False
+    """The tools are OpenAI's legacy ``functions`` (``prompts_vars.legacy_functions``)."""
 
     def merged_over(self, suite: ToolUse | None) -> ToolUse:
         """This case's settings over the suite's (tools by name, the rest when unset)."""
@@ -78,6 +83,8 @@ class ToolUse(BaseModel):
             results=self.results if self.results is not None else suite.results,
             max_turns=self.max_turns if self.max_turns != DEFAULT_MAX_TURNS else suite.max_turns,
             response_format=self.response_format or suite.response_format,
+            callbacks=self.callbacks or suite.callbacks,
+            legacy_functions=self.legacy_functions or suite.legacy_functions,
         )
 
 

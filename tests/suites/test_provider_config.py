@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from app.providers.base import ModelOptions
 from app.suites.documents.findings import Findings
+from app.suites.prompts_vars.legacy_functions import legacy_functions
 from app.suites.prompts_vars.provider_config import (
     API_FIELDS,
     SETTINGS,
@@ -17,6 +18,7 @@ from app.suites.prompts_vars.provider_config import (
     read_model_settings,
     tool_keys,
 )
+from app.suites.tool_callbacks import callback_keys
 from app.suites.tool_use import TOOL_USE_KEYS
 
 
@@ -92,6 +94,7 @@ _KEYS = st.sampled_from(
         *("generationConfig", "passthrough", "store", "thinking", "apiKey", "headers"),
         *("showThinking", "modalities", "instructions", "cache_control", "n", "best_of"),
         *("output_format", "logit_bias", "service_tier"),
+        *("functions", "function_call", "functionToolCallbacks"),
     ]
 ) | st.text(max_size=8)
 _IDS = st.sampled_from(
@@ -109,7 +112,9 @@ def test_every_key_is_applied_or_named_never_dropped_quietly(
     body = (options.extra_body if options else None) or {}
     for key, value in config.items():
         held = (key, value) in (("showThinking", False), ("modalities", ["text"]))
-        if held or key in TOOL_USE_KEYS or f"config.{key}" in "\n".join(findings.warnings):
+        family = api_family(provider_id)
+        read_as_tools = TOOL_USE_KEYS | legacy_functions(family) | callback_keys(family)
+        if held or key in read_as_tools or f"config.{key}" in "\n".join(findings.warnings):
             continue
         if key in SETTINGS or key in ("generationConfig", "passthrough", "responseSchema"):
             continue  # options (the cases above); their invalid values are named errors

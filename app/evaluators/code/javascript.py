@@ -125,7 +125,8 @@ def script_output(config: EvaluatorConfig, context: EvaluationContext) -> Any:
 
     The value a transform returned, when it is not text. promptfoo gives scripts a reply
     made only of tool calls as OpenAI's ``{id, type, function}`` objects, not as their JSON
-    text; so do promptfoo files here.
+    text (a reply to legacy ``functions`` as its ``{name, arguments}``); so do promptfoo
+    files here.
     """
     if context.answer_value is not None:  # a transform made it (``evaluators.transforms``)
         return context.answer_value
@@ -133,9 +134,11 @@ def script_output(config: EvaluatorConfig, context: EvaluationContext) -> Any:
     if config.semantics != "promptfoo" or not context.candidate.tool_calls:
         return answer
     try:
-        calls = json.loads(answer) if answer.startswith("[") else None
+        calls = json.loads(answer) if answer.startswith(("[", "{")) else None
     except ValueError:
         return answer
+    if isinstance(calls, dict) and set(calls) == {"name", "arguments"}:
+        return calls  # a legacy ``function_call`` (``app.suites.prompts_vars.legacy_functions``)
     return calls if isinstance(calls, list) else answer
 
 

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from py_mini_racer import (
     JSEvalException,
     JSOOMException,
+    JSPromise,
     JSTimeoutException,
     MiniRacer,
 )
@@ -127,6 +128,26 @@ def run_script(source: str, *, timeout_ms: int = SCRIPT_TIMEOUT_MS, what: str = 
     if not isinstance(result, str):
         return None
     return json.loads(result)
+
+
+def run_awaited(source: str, *, timeout_ms: int = SCRIPT_TIMEOUT_MS, what: str) -> Any:
+    """``run_script`` for a script whose value may be a Promise, awaited within the time limit.
+
+    A Promise's value is the text the script's ``JSON.stringify`` made.
+    """
+    racer = MiniRacer()
+    try:
+        result = _eval(racer, source, timeout_ms, what=what)
+        if isinstance(result, JSPromise):
+            result = result.get(timeout=timeout_ms / 1000)
+    except JSTimeoutException:
+        threading.Timer(CLOSE_DELAY_SECONDS, racer.close).start()
+        raise JsError(f"{what} took more than {timeout_ms / 1000:g}s and was stopped") from None
+    except JsError:
+        threading.Timer(CLOSE_DELAY_SECONDS, racer.close).start()
+        raise
+    racer.close()
+    return json.loads(result) if isinstance(result, str) else None
 
 
 def run_script_waiting(source: str, *, timeout_ms: int = SCRIPT_TIMEOUT_MS, what: str) -> Any:

@@ -29,6 +29,7 @@ from app.providers.finish_reasons import normalise_finish_reason
 from app.providers.messages.tool_calls import (
     answer_text,
     api_call,
+    arguments_text,
     call_id,
     numbered,
     openai_call_object,
@@ -57,6 +58,7 @@ class _Message(BaseModel):
     content: str | None = None
     refusal: str | None = None
     tool_calls: list[_ToolCall] | None = None
+    function_call: _Function | None = None
 
 
 class _Choice(BaseModel):
@@ -129,10 +131,12 @@ def chat_completions_body(
     effort = request.options.reasoning_effort or reasoning_effort
     if effort is not None:
         body["reasoning_effort"] = effort
-    if request.tools:
+    if request.legacy_functions:
+        body.update(legacy_function_fields(request))
+    elif request.tools:
         body["tools"] = [{"type": "function", "function": function_object(t)}
                          for t in request.tools]  # fmt: skip
-    if request.tool_choice is not None:
+    if request.tool_choice is not None and not request.legacy_functions:
         body["tool_choice"] = chat_tool_choice(request.tool_choice)
     schema = request.options.json_schema
     if schema is not None:
@@ -152,6 +156,15 @@ def function_object(tool: ToolSpec) -> dict[str, Any]:
     return function
 
 
+def legacy_function_fields(request: ProviderRequest) -> dict[str, Any]:
+    """OpenAI's legacy ``functions`` and ``function_call`` for the request's tools."""
+    fields: dict[str, Any] = {"functions": [function_object(t) for t in request.tools]}
+    choice = request.tool_choice
+    if choice is not None:
+        fields["function_call"] = {"name": choice.name} if choice.mode == "tool" else choice.mode
+    return fields
+
+
 def chat_tool_choice(choice: ToolChoice) -> Any:
     """``tool_choice`` as Chat Completions writes it."""
     if choice.mode == "tool":
@@ -161,6 +174,8 @@ def chat_tool_choice(choice: ToolChoice) -> Any:
 
 def tool_loop_messages(request: ProviderRequest) -> list[dict[str, Any]]:
     """Each earlier step: an assistant message with its calls, then one ``tool`` message each."""
+    if request.legacy_functions:
+        return legacy_loop_messages(request)
     messages: list[dict[str, Any]] = []
     for number, step in numbered(request.tool_steps):
         ids = [call_id(call, number, index) for index, call in enumerate(step.calls)]
@@ -173,6 +188,19 @@ def tool_loop_messages(request: ProviderRequest) -> list[dict[str, Any]]:
             {"role": "tool", "tool_call_id": i, "content": result_text(c.output)}
             for c, i in zip(step.calls, ids, strict=True)
         ]
+    return messages
+
+
+def legacy_loop_messages(request: ProviderRequest) -> list[dict[str, Any]]:
+    """Each earlier step in legacy form: ``function_call`` turns, then ``function`` results."""
+    messages: list[dict[str, Any]] = []
+    for step in request.tool_steps:
+        for index, call in enumerate(step.calls):
+            function = {"name": call.tool, "arguments": arguments_text(call)}
+            said = (step.text or None) if index == 0 else None
+            messages.append({"role": "assistant", "content": said, "function_call": function})
+            messages.append({"role": "function", "name": call.tool,
+                             "content": result_text(call.output)})  # fmt: skip
     return messages
 
 
@@ -213,6 +241,9 @@ def parse_chat_completion(payload: Any, request: ProviderRequest) -> ProviderRes
         for c in message.tool_calls or ()
         if c.function is not None
     ]
+    if message.function_call is not None:  # a reply to legacy ``functions``
+        function = message.function_call
+        calls.append(api_call(function.name, call_id=None, arguments=function.arguments))
     text = message.content
     if request.options.json_schema is not None:
         if not text and calls and calls[0].arguments is not None:

@@ -87,6 +87,16 @@ def answer_text(text: str, calls: Sequence[ToolCall]) -> str:
     return json.dumps(objects, ensure_ascii=False)
 
 
+def legacy_answer(call: ToolCall) -> str:
+    """A call as OpenAI's legacy ``function_call`` JSON (``{"name":..,"arguments":..}``).
+
+    What promptfoo outputs for a reply to legacy ``functions``, written as its text checks
+    read an object (compact JSON).
+    """
+    value = {"name": call.tool, "arguments": arguments_text(call)}
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def result_text(output: Any) -> str:
     """A canned tool result as the text sent back to the model (JSON unless it is text)."""
     return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)

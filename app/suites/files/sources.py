@@ -176,8 +176,11 @@ def var_file_references(
     return found
 
 
-TOOL_FILE_KEYS = ("tools", "tool_results", "tool_mocks", "response_format", "responseSchema")
-"""Keys whose `file://` value is read as tools (Gemini's `responseSchema` is a response format)."""
+TOOL_FILE_KEYS = (
+    *("tools", "tool_results", "tool_mocks", "response_format", "responseSchema", "functions"),
+)
+"""Keys whose `file://` value is read as tools (Gemini's `responseSchema` is a response format,
+OpenAI's legacy `functions` are tools)."""
 
 
 def tool_file_references(document: Mapping[str, Any]) -> dict[DocumentPath, str]:

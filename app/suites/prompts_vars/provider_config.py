@@ -13,6 +13,7 @@ Here the provider names a target, and its ``config`` is read in four parts:
   ``instructions`` of the Responses API, Anthropic's ``thinking``...) and ``passthrough``:
   sent as written in the body;
 - **tools** (``tools``, ``tool_choice``, ``response_format``...): read by ``tool_use``;
+  OpenAI Chat's legacy ``functions``/``function_call`` too (``legacy_functions``);
 - **the connection and the model** (``apiKey``, ``apiHost``, ``headers``, ``model``...): the
   target's. A suite never chooses where, how, with which key or to which model the service
   connects: a warning says so.
@@ -30,7 +31,9 @@ from pydantic import ValidationError
 from app.providers.base import ModelOptions
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe
+from app.suites.prompts_vars.legacy_functions import legacy_functions
 from app.suites.reading import refuse
+from app.suites.tool_callbacks import callback_keys
 from app.suites.tool_use import TOOL_USE_KEYS
 
 SETTINGS: dict[str, str] = {
@@ -201,7 +204,9 @@ def _read_key(
             findings.error(path, f"must be a mapping of body fields, not {describe(value)}")
     elif family is not None and key in API_FIELDS[family]:
         _put_api_field(API_FIELDS[family][key], value, extra)
-    elif key not in TOOL_USE_KEYS and not (family == "gemini" and key == "responseSchema"):
+    elif key not in TOOL_USE_KEYS | legacy_functions(family) | callback_keys(family) and not (
+        family == "gemini" and key == "responseSchema"
+    ):
         refuse(findings, path, f"config key {key!r}", _why_not(family))
 
 

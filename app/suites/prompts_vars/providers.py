@@ -14,9 +14,11 @@ from typing import Any
 from app.providers.base import ModelOptions
 from app.suites.documents.document import DocumentPath
 from app.suites.documents.findings import Findings, describe
+from app.suites.prompts_vars.legacy_functions import as_tool_keys
 from app.suites.prompts_vars.prompts import Prompt, prompts_named
-from app.suites.prompts_vars.provider_config import read_model_settings, tool_keys
+from app.suites.prompts_vars.provider_config import api_family, read_model_settings, tool_keys
 from app.suites.target_lists import read_target_list
+from app.suites.tool_callbacks import CALLBACKS_KEY, callback_keys, read_callbacks
 from app.suites.tool_use import ToolUse, read_tool_use
 
 
@@ -121,5 +123,11 @@ def provider_entry(
         return None, None, None
     at, provider_id = (*where, "config"), provider.get("id")
     settings = read_model_settings(config, provider_id, at, findings)
-    tools = read_tool_use(tool_keys(config, provider_id), at, findings, texts)
+    keys, legacy = as_tool_keys(tool_keys(config, provider_id), at, findings)
+    tools = read_tool_use(keys, at, findings, texts)
+    if legacy and tools is not None:
+        tools = tools.model_copy(update={"legacy_functions": True})
+    if CALLBACKS_KEY in config and callback_keys(api_family(provider_id)):
+        callbacks = read_callbacks(config[CALLBACKS_KEY], (*at, CALLBACKS_KEY), findings)
+        tools = (tools or ToolUse()).model_copy(update={"callbacks": callbacks})
     return name.strip(), tools, settings

@@ -40,6 +40,7 @@ FAST = (
     *("scoring_function", "llm_rubric", "moderation", "provider_config", "image_parts"),
     *("classifier",),
     *("store_outputs", "conversation"),
+    *("functions", "function_callbacks"),
 )
 """The configs CI runs (about a minute with promptfoo's start-up)."""
 _ISOLATED = "--in-namespace"

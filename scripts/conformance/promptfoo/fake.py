@@ -10,7 +10,9 @@
   up; promptfoo's ``{pass, score, reason}`` otherwise), passing from 0.5 up.
 
 - A prompt ``CALL:<name>:<arguments>:END`` is answered with one tool call of ``<name>`` whose
-  arguments are ``<arguments>`` as written (JSON or not), and no text.
+  arguments are ``<arguments>`` as written (JSON or not), and no text; on Chat Completions,
+  a request that offers legacy ``functions`` gets OpenAI's legacy ``function_call`` message
+  instead (``finish_reason: function_call``).
 - A request whose text carries ``PICK=<word>`` (written only in ``select-best`` criteria)
   is a comparison's: it is answered ``Answer <word> is the best.``, so ``PICK=1`` names the
   second answer and ``PICK=none`` none of them.
@@ -181,6 +183,22 @@ def respond_or_refuse(recorded: RecordedRequest) -> Reply | None:
     return refused(recorded) or respond(recorded)
 
 
+def legacy_function_call(recorded: RecordedRequest, name: str, arguments: str) -> Reply | None:
+    """A Chat Completions reply with a legacy ``function_call``, to a request offering
+    ``functions`` (None: another request)."""
+    body = recorded.json if isinstance(recorded.json, dict) else {}
+    if recorded.wire not in ("openai", "azure") or "functions" not in body:
+        return None
+    message = {"role": "assistant", "content": None,
+               "function_call": {"name": name, "arguments": arguments}}  # fmt: skip
+    return Reply(body={
+        "id": "chatcmpl-legacy", "object": "chat.completion", "created": 0,
+        "model": body.get("model", "fake-model"),
+        "choices": [{"index": 0, "message": message, "finish_reason": "function_call"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    })  # fmt: skip
+
+
 def respond(recorded: RecordedRequest) -> Reply | None:
     """The harness's reply to ``recorded`` (None: the server's default)."""
     pick = _PICK.search(recorded.messages_text())
@@ -202,7 +220,9 @@ def respond(recorded: RecordedRequest) -> Reply | None:
     text = last_user_text(recorded)
     if text.startswith(CALL_PREFIX) and text.endswith(REPLY_END):
         name, _, arguments = text[len(CALL_PREFIX) : -len(REPLY_END)].partition(":")
-        return Reply(tool_calls=[{"name": name, "arguments": arguments}])
+        return legacy_function_call(recorded, name, arguments) or Reply(
+            tool_calls=[{"name": name, "arguments": arguments}]
+        )
     if text.startswith(SETTINGS_PREFIX) and text.endswith(REPLY_END):
         return Reply(text=settings_of(recorded))
     if text.startswith(IMAGES_PREFIX) and text.endswith(REPLY_END):
