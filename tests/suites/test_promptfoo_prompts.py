@@ -115,3 +115,29 @@ async def test_a_prompt_reading_the_conversation_gets_none_on_its_first_test() -
     [case] = report.suite.cases
     assert [m.content for m in case.input_messages] == ["x 0"]
     assert case.sequence is not None
+
+
+async def test_a_bare_file_name_is_that_file_and_an_unknown_one_is_text() -> None:
+    # measured against promptfoo 0.123.1 on its nunjucks-custom-filters example: 2 prompts
+    files = {"prompts.txt": "One {{ q }}\n---\nTwo {{ q }}"}
+    tests = [{"vars": {"q": "x"}, "assert": ["y"]}]
+    report = await check({"prompts": ["prompts.txt"], "tests": tests}, files=files)
+    assert report.suite is not None, report.errors
+    [case] = report.suite.cases
+    assert [messages[-1].content for _, messages in case.prompt_inputs] == ["One x", "Two x"]
+    text = await check({"prompts": ["notes.txt", "Say hi to {{ q }}"], "tests": tests})
+    assert text.suite is not None, text.errors
+    [case] = text.suite.cases
+    assert [messages[-1].content for _, messages in case.prompt_inputs] == [
+        "notes.txt",
+        "Say hi to x",
+    ]
+
+
+async def test_custom_filters_are_refused_by_name_and_an_output_path_is_named() -> None:
+    tests = [{"vars": {"q": "x"}, "assert": ["y"]}]
+    refused = await check({"prompts": ["{{ q }}"], "filters": {"up": "./up.js"}, "tests": tests})
+    assert "'filters' is not supported" in str(refused.errors)
+    warned = await check({"prompts": ["{{ q }}"], "outputPath": "out.json", "tests": tests})
+    assert warned.suite is not None, warned.errors
+    assert any(w.startswith("outputPath: not read: results") for w in warned.warnings)

@@ -262,10 +262,11 @@ async def load_sources(
 async def _bare_prompt_globs(
     document: Mapping[str, Any], file_source: FileSource, sources: Sources
 ) -> dict[DocumentPath, str]:
-    """Prompts written as a glob without ``file://`` (``'*.txt'``, or such an ``id``).
+    """Prompts written as a glob or a file's name without ``file://``, or such an ``id``.
 
-    One that matches files is those files, as promptfoo reads it (measured); one matching
-    none is a text.
+    ``'*.txt'``, ``prompts.txt``: one that matches files is those files, as promptfoo reads
+    it (measured; promptfoo's ``nunjucks-custom-filters`` example names ``prompts.txt`` so);
+    one matching none is a text.
     """
     prompts = document.get("prompts")
     found: dict[DocumentPath, str] = {}
@@ -275,16 +276,24 @@ async def _bare_prompt_globs(
         if not isinstance(item, str) or item.strip().startswith(FILE_PREFIX):
             continue
         pattern = item.strip()
-        if "\n" in pattern or not is_pattern(pattern):
+        if "\n" in pattern or not (is_pattern(pattern) or _names_a_file(pattern)):
             continue
         try:
-            files = await file_source.expand(pattern)
+            files = await file_source.expand(pattern) if is_pattern(pattern) else None
         except FileRefused:
             continue
+        if files is None and pattern in (await file_source.collect([pattern])).files:
+            files = [pattern]
         if files:
             sources.globs[pattern] = files
             found.update({("prompts", index, number): f for number, f in enumerate(files)})
     return found
+
+
+def _names_a_file(text: str) -> bool:
+    """Whether a one-line prompt could be a file's name: no spaces, a name with an extension."""
+    name = text.rsplit("/", 1)[-1]
+    return " " not in text and "." in name.strip(".") and not text.endswith(".")
 
 
 async def _expand_globs(

@@ -102,6 +102,8 @@ SUITE_KEYS = frozenset(
 )
 SUITE_REFUSED = {
     "nunjucksFilters": "custom template filters run programs, which suites may not do",
+    "filters": "custom template filters run programs, which suites may not do (a prompt "
+    "naming one does not render; promptfoo 0.123.1 errs its tests)",
     "redteam": "red-team generation is not supported",
     "assertions": "AgentV's suite graders are not read in this layout: use defaultTest.assert",
     "input": "AgentV's suite input is not read in this layout: put it in the prompts",
@@ -111,6 +113,11 @@ SUITE_REFUSED = {
     "this layout yet (a judge's own preprocessors are read)",
     "evalcases": "AgentV's evalcases are not read in this layout: use tests",
 }
+SUITE_UNREAD = {
+    "outputPath": "results are the run's records here (GET /runs/{id}/results and its "
+    "exports); a suite never makes the service write files",
+}
+"""Keys of promptfoo's that do not change what runs or how it is graded: warned about."""
 TEST_KEYS = frozenset(
     {"id", "description", "vars", "assert", "threshold", "metadata", "criteria", "options"}
     | {"prompts", "providerOutput", "providers", SCORING_KEY}
@@ -132,7 +139,12 @@ def read_prompts_vars(
 ) -> SuiteCheck:
     """Read a prompts/providers/vars suite; every problem goes into ``findings``."""
     document = dereferenced(document, findings)
-    warn_unknown_keys(document, SUITE_KEYS | frozenset(SUITE_REFUSED), (), findings)
+    warn_unknown_keys(
+        document, SUITE_KEYS | frozenset(SUITE_REFUSED) | frozenset(SUITE_UNREAD), (), findings
+    )
+    for key, why in SUITE_UNREAD.items():
+        if key in document:
+            findings.warn((key,), f"not read: {why}")
     for key, why in SUITE_REFUSED.items():
         if key in document:
             refuse(findings, (key,), f"'{key}'", why)
