@@ -48,11 +48,11 @@ async def test_file_variables_are_read_as_promptfoo_reads_them() -> None:
 
 async def test_a_program_or_binary_file_as_a_variable_is_refused_by_name() -> None:
     report = await check(
-        suite({"vars": {"out": "file://make.py"}}, {"vars": {"out": "file://i.png"}})
+        suite({"vars": {"out": "file://make.py"}}, {"vars": {"out": "file://a.mp3"}})
     )
     errors = errors_by_path(report)
     assert "a program (promptfoo runs it" in errors["tests[0].vars.out"]
-    assert "'file://i.png' is not supported" in errors["tests[1].vars.out"]
+    assert "'file://a.mp3' is not supported" in errors["tests[1].vars.out"]
 
 
 async def test_list_variables_make_one_test_per_combination() -> None:
@@ -153,3 +153,11 @@ async def test_a_broken_block_in_a_variable_errs_its_test_and_broken_braces_stay
     assert broken.error is not None
     assert "variable 'out'" in broken.error
     assert fine.error is None
+
+
+async def test_a_variable_fills_the_names_it_has_and_keeps_an_undefined_one_as_written() -> None:
+    # measured against promptfoo 0.123.1 (by the storeOutputAs branch): "x A {{ missing }}"
+    report = await check(suite({"vars": {"a": "A", "out": "x {{a}} {{ missing }}"}}))
+    assert report.suite is not None, report.errors
+    assert questions(report) == ["Say x A {{ missing }}"]
+    assert any("kept as written" in warning for warning in report.warnings)
