@@ -111,14 +111,16 @@ class Renderer:
             if self.undefined == "error":
                 self._findings.error(path, str(exc))
                 return value
-            if self.undefined == "keep":
+            keep = self.undefined == "keep"
+            if keep:
                 self._findings.warn(path, f"{exc}: kept as written, as promptfoo keeps it")
-                return value
-            self._findings.warn(path, f"{exc}: rendered empty, as promptfoo renders it")
+            else:
+                self._findings.warn(path, f"{exc}: rendered empty, as promptfoo renders it")
             try:
-                return render(value, self._scope, lenient=True)
+                return render(value, self._scope, lenient=True, kept=keep)
             except TemplateProblem as problem:
-                self._findings.error(path, str(problem))
+                if not keep:  # a variable that cannot render so stays as written
+                    self._findings.error(path, str(problem))
                 return value
         except TemplateSyntaxProblem as exc:
             if self.undefined != "keep":

@@ -344,6 +344,17 @@ _LENIENT = _environment(jinja2.ChainableUndefined)
 """promptfoo's reading (nunjucks): an undefined name, or a key of one, renders empty."""
 
 
+class _KeptUndefined(jinja2.ChainableUndefined):
+    """An undefined name rendered as written (``{{ name }}``), as promptfoo keeps it in vars."""
+
+    def __str__(self) -> str:
+        return f"{{{{ {self._undefined_name} }}}}"
+
+
+_KEPT = _environment(_KeptUndefined)
+"""promptfoo's variables: the names they define filled in, an undefined one kept as written."""
+
+
 def _walk(node: nodes.Node, loop_depth: int = 0) -> Iterator[str]:
     """Names of refused constructs in a parsed template.
 
@@ -367,8 +378,8 @@ def _walk(node: nodes.Node, loop_depth: int = 0) -> Iterator[str]:
 
 
 @lru_cache(maxsize=1024)
-def _compile(source: str, lenient: bool = False) -> jinja2.Template:
-    environment = _LENIENT if lenient else _ENVIRONMENT
+def _compile(source: str, lenient: bool = False, kept: bool = False) -> jinja2.Template:
+    environment = _KEPT if kept else _LENIENT if lenient else _ENVIRONMENT
     try:
         tree = environment.parse(source)
         refused = next(_walk(tree), None)
@@ -399,11 +410,13 @@ def namespace(variables: Mapping[str, Any]) -> dict[str, Any]:
     return {**variables, "vars": dict(variables)}
 
 
-def render(text: str, scope: Mapping[str, Any], *, lenient: bool = False) -> str:
+def render(
+    text: str, scope: Mapping[str, Any], *, lenient: bool = False, kept: bool = False
+) -> str:
     """Render ``text`` with ``scope`` (see ``namespace``); text without a template is returned.
 
-    ``lenient``: an undefined variable renders empty (promptfoo's nunjucks), else it is an
-    error.
+    ``lenient``: an undefined variable renders empty (promptfoo's nunjucks); ``kept``: it
+    renders as written, ``{{ name }}`` (promptfoo's variables); else it is an error.
 
     Raises:
         TemplateProblem: An undefined variable (named: ``UndefinedVariable``), a syntax
@@ -414,7 +427,7 @@ def render(text: str, scope: Mapping[str, Any], *, lenient: bool = False) -> str
     given = REQUEST_ENV.get()
     if given is not None and "env" not in scope:
         scope = {**scope, "env": given}
-    template = _compile(text, lenient)
+    template = _compile(text, lenient, kept)
     token = _DEADLINE.set(time.monotonic() + TEMPLATE_SECONDS)
     try:
         chunks: list[str] = []
